@@ -1,0 +1,1 @@
+"""Sixty-Six Arena: the tournament harness."""

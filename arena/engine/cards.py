@@ -1,0 +1,53 @@
+"""Card tables: names, suits, ranks and points, by card index.
+
+A card is an int 0..23 inside the engine: ``suit * 6 + rank`` with suits C, D, H, S and
+ranks A, T, K, Q, J, 9 (high to low). Ascending index is therefore the canonical order of
+DESIGN.md section 2, and within a suit a lower index is a higher card. The public API speaks
+the two-letter names (``"AH"``, ``"TC"``, ``"9S"``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+SUITS = "CDHS"
+RANKS = "ATKQJ9"
+RANK_POINTS = (11, 10, 4, 3, 2, 0)
+
+CARD_NAMES: tuple[str, ...] = tuple(r + s for s in SUITS for r in RANKS)
+CARD_INDEX: dict[str, int] = {name: i for i, name in enumerate(CARD_NAMES)}
+CARD_SUIT: tuple[int, ...] = tuple(i // 6 for i in range(24))
+CARD_POINTS: tuple[int, ...] = tuple(RANK_POINTS[i % 6] for i in range(24))
+
+ACE, TEN, KING, QUEEN, JACK, NINE = range(6)
+
+
+def card(suit: int, rank: int) -> int:
+    """The index of the card of ``suit`` (0..3) and ``rank`` (0 = ace .. 5 = nine)."""
+    return suit * 6 + rank
+
+
+def canonical_deck() -> list[str]:
+    """The 24 card names in canonical order: ``AC`` first, ``9S`` last."""
+    return list(CARD_NAMES)
+
+
+def parse_deck(deck: object) -> list[int]:
+    """Check a deck of 24 distinct card names and return their indices.
+
+    Raises ValueError naming the problem (wrong length, unknown card, duplicate).
+    """
+    if not isinstance(deck, (list, tuple)):
+        raise ValueError(f"deck must be a list of 24 card names, not {type(deck).__name__}")
+    if len(deck) != 24:
+        raise ValueError(f"deck must hold 24 cards, got {len(deck)}")
+    indices = []
+    for name in deck:
+        index = CARD_INDEX.get(name) if isinstance(name, str) else None
+        if index is None:
+            raise ValueError(f"unknown card {name!r} in deck")
+        indices.append(index)
+    if len(set(indices)) != 24:
+        dupes = sorted(CARD_NAMES[i] for i, n in Counter(indices).items() if n > 1)
+        raise ValueError(f"duplicate cards in deck: {', '.join(dupes)}")
+    return indices
