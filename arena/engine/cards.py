@@ -37,17 +37,18 @@ def parse_deck(deck: object) -> list[int]:
 
     Raises ValueError naming the problem (wrong length, unknown card, duplicate).
     """
+    try:
+        indices = list(map(CARD_INDEX.__getitem__, deck))  # type: ignore[call-overload]
+    except (KeyError, TypeError):
+        indices = []
+    if len(indices) == 24 and len(set(indices)) == 24:
+        return indices
     if not isinstance(deck, (list, tuple)):
         raise ValueError(f"deck must be a list of 24 card names, not {type(deck).__name__}")
     if len(deck) != 24:
         raise ValueError(f"deck must hold 24 cards, got {len(deck)}")
-    indices = []
-    for name in deck:
-        index = CARD_INDEX.get(name) if isinstance(name, str) else None
-        if index is None:
-            raise ValueError(f"unknown card {name!r} in deck")
-        indices.append(index)
-    if len(set(indices)) != 24:
-        dupes = sorted(CARD_NAMES[i] for i, n in Counter(indices).items() if n > 1)
-        raise ValueError(f"duplicate cards in deck: {', '.join(dupes)}")
-    return indices
+    unknown = [name for name in deck if not isinstance(name, str) or name not in CARD_INDEX]
+    if unknown:
+        raise ValueError(f"unknown card {unknown[0]!r} in deck")
+    dupes = sorted(name for name, n in Counter(deck).items() if n > 1)
+    raise ValueError(f"duplicate cards in deck: {', '.join(dupes)}")

@@ -47,6 +47,9 @@ _ACTIONS: dict[str, tuple[int, int]] = {
     "pass": (_PASS, 0),
 }
 _FINAL_ACTIONS = ["declare", "pass"]
+_DEFAULT_RULES = Rules()
+_KINGS = frozenset(card(suit, KING) for suit in range(4))
+_TRUMP_NINES = tuple(card(suit, NINE) for suit in range(4))
 _PRE_DRAW_ACTIONS = ["close", "draw"]
 
 # The most decisions one hand can ask of the two seats together: 24 card plays, 4 melds,
@@ -59,7 +62,7 @@ class Hand:
     """One hand of Sixty-Six, from the deal to the result (DESIGN.md section 2)."""
 
     __slots__ = (
-        "rules", "deck", "dealer", "trump",
+        "rules", "deck", "dealer", "trump", "to_move",
         "_cards", "_stock", "_dead", "_known",
         "_phase", "_to_move", "_lead", "_step", "_closing_lead", "_pending_meld",
         "_closed", "_closer", "_opp_tricks_at_close",
@@ -71,6 +74,8 @@ class Hand:
     deck: tuple[str, ...]
     dealer: int
     trump: int
+    to_move: int | None
+    """The seat that must act (it always has >= 2 legal actions), or None when over."""
     _cards: list[list[int]]
     _stock: list[int]
     _dead: list[int]
@@ -105,7 +110,7 @@ class Hand:
             raise ValueError(f"dealer must be 0 or 1, not {dealer!r}")
         c = parse_deck(deck)
         hand = cls.__new__(cls)
-        hand.rules = rules if rules is not None else Rules()
+        hand.rules = rules if rules is not None else _DEFAULT_RULES
         hand.deck = tuple(deck)
         hand.dealer = dealer
         non_dealer = 1 - dealer
@@ -155,7 +160,7 @@ class Hand:
         """
         from .view import hand_from_view
 
-        return hand_from_view(cls.__new__(cls), view, opponent_cards, stock, rules or Rules())
+        return hand_from_view(cls.__new__(cls), view, opponent_cards, stock, rules or _DEFAULT_RULES)
 
     def _init_play_state(self, leader: int) -> None:
         """Reset everything but the cards, stock and trump: the state at the first lead."""
@@ -163,6 +168,7 @@ class Hand:
         self._known = [set(), set()]
         self._phase = _LEAD
         self._to_move = leader
+        self.to_move = leader
         self._lead = -1
         self._step = _STEP_NONE
         self._closing_lead = False
@@ -189,6 +195,7 @@ class Hand:
         new.deck = self.deck
         new.dealer = self.dealer
         new.trump = self.trump
+        new.to_move = self.to_move
         new._cards = [self._cards[0][:], self._cards[1][:]]
         new._stock = self._stock[:]
         new._dead = self._dead
@@ -216,11 +223,6 @@ class Hand:
         return new
 
     # ----------------------------------------------------------------- queries
-
-    @property
-    def to_move(self) -> int | None:
-        """The seat that must act (it always has >= 2 legal actions), or None when over."""
-        return None if self._phase == _OVER else self._to_move
 
     @property
     def is_over(self) -> bool:
@@ -273,7 +275,11 @@ class Hand:
         if action not in self._legal:
             raise self._illegal(action)
         self._actions.append(action)
-        self._do(action)
+        kind, arg = _ACTIONS[action]
+        if kind == _PLAY:
+            self._do_play(arg)
+        else:
+            self._do(action)
         self._settle()
 
     def _illegal(self, action: object) -> IllegalAction:
@@ -314,11 +320,9 @@ class Hand:
     def _do_play(self, c: int) -> None:
         seat = self._to_move
         self._cards[seat].remove(c)
-        known = self._known[seat]
-        if c in known:
-            known.discard(c)
+        self._known[seat].discard(c)
         self._events.append(("play", seat, c))
-        if self._phase == _LEAD:
+        if self._phase is _LEAD:
             self._lead = c
             self._phase = _FOLLOW
             self._to_move = 1 - seat
@@ -346,7 +350,7 @@ class Hand:
             if not self._closed:
                 self._bonus_seat = winner
             self._phase = _FINAL
-        elif stock and not self._closed:
+        elif stock:
             rules = self.rules
             if rules.allow_close_before_draw and (len(stock) >= 4 or rules.allow_close_before_final_draw):
                 self._phase = _PRE_DRAW
@@ -475,37 +479,40 @@ class Hand:
             tricks=(self._tricks_won[0], self._tricks_won[1]),
         )
         self._phase = _OVER
+        self.to_move = None
         self._events.append(("end", winner, game_points, reason))
 
     # ----------------------------------------------------------------- legal actions
 
     def _settle(self) -> None:
         """Recompute the legal list, applying forced single actions and auto-declares (R5.1, R12.5)."""
-        auto_declare = self.rules.auto_declare
         while True:
             phase = self._phase
-            if phase == _FOLLOW:
-                legal = self._follow_actions()
-            elif phase == _LEAD:
-                if auto_declare and self.total(self._to_move) >= 66:
+            if phase is _FOLLOW:
+                if self._stock:  # Phase A: any card (R6.2)
+                    legal = list(map(PLAY_ACTIONS.__getitem__, self._cards[self._to_move]))
+                else:
+                    legal = self._strict_follow_actions()
+            elif phase is _LEAD:
+                if self.rules.auto_declare and self.total(self._to_move) >= 66:
                     self._do_declare()
                     continue
                 legal = self._lead_actions()
-            elif phase == _PRE_DRAW:
+            elif phase is _PRE_DRAW:
                 legal = _PRE_DRAW_ACTIONS
-            elif phase == _FINAL:
-                if auto_declare:
+            elif phase is _FINAL:
+                if self.rules.auto_declare:
                     legal = ["declare" if self.total(self._to_move) >= 66 else "pass"]
                 else:
                     legal = _FINAL_ACTIONS if self._declare_offered() else ["pass"]
             else:
                 self._legal = []
                 return
-            if len(legal) == 1:
-                self._do(legal[0])
-                continue
-            self._legal = legal
-            return
+            if len(legal) > 1:
+                self._legal = legal
+                self.to_move = self._to_move
+                return
+            self._do(legal[0])
 
     def _declare_offered(self) -> bool:
         rules = self.rules
@@ -518,38 +525,39 @@ class Hand:
         hand = self._cards[seat]
         rules = self.rules
         step = self._step
-        stock = self._stock
-        legal: list[str] = []
         if step == _STEP_MELDED:
             suit = self._pending_meld
-            if self._declare_offered():
-                legal.append("declare")
-            legal.extend(PLAY_ACTIONS[c] for c in (card(suit, KING), card(suit, QUEEN)))
+            legal = ["declare"] if self._declare_offered() else []
+            legal.append(PLAY_ACTIONS[card(suit, KING)])
+            legal.append(PLAY_ACTIONS[card(suit, QUEEN)])
             return legal
-        phase_a = bool(stock) and not self._closed
-        if phase_a and step == _STEP_NONE and self._tricks_won[seat] and len(stock) >= rules.exchange_min_stock:
-            if card(self.trump, NINE) in hand:
-                legal.append("exchange")
-        if phase_a and step <= _STEP_EXCHANGED and len(stock) >= rules.close_min_stock_after_draw:
-            if self._trick_number > 1 or rules.allow_close_before_first_trick:
-                legal.append("close")
-        if (phase_a or rules.marriages_in_phase_b or (self._closing_lead and rules.marriage_on_closing_lead)) and (
-            self._tricks_won[seat] or rules.marriage_on_first_lead
-        ):
-            for suit in range(4):
-                king = card(suit, KING)
-                if king in hand and king + 1 in hand:
-                    legal.append(MELD_ACTIONS[suit])
-        if self._declare_offered():
+        legal = []
+        stock = self._stock
+        if stock:  # Phase A: the stock is open (a closed stock is emptied) and not exhausted
+            n_stock = len(stock)
+            if step == _STEP_NONE and self._tricks_won[seat] and n_stock >= rules.exchange_min_stock:
+                if _TRUMP_NINES[self.trump] in hand:
+                    legal.append("exchange")
+            if step <= _STEP_EXCHANGED and n_stock >= rules.close_min_stock_after_draw:
+                if self._trick_number > 1 or rules.allow_close_before_first_trick:
+                    legal.append("close")
+            may_meld = self._tricks_won[seat] or rules.marriage_on_first_lead
+        else:
+            may_meld = (rules.marriages_in_phase_b or (self._closing_lead and rules.marriage_on_closing_lead)) and (
+                self._tricks_won[seat] or rules.marriage_on_first_lead
+            )
+        if may_meld:
+            for king in sorted(_KINGS.intersection(hand)):
+                if king + 1 in hand:
+                    legal.append(MELD_ACTIONS[CARD_SUIT[king]])
+        if not rules.auto_declare and (not rules.reject_false_declaration or self.total(seat) >= 66):
             legal.append("declare")
-        legal.extend([PLAY_ACTIONS[c] for c in hand])
+        legal.extend(map(PLAY_ACTIONS.__getitem__, hand))
         return legal
 
-    def _follow_actions(self) -> list[str]:
+    def _strict_follow_actions(self) -> list[str]:
+        """Phase B (R6.3): head, else follow, else trump, else anything."""
         hand = self._cards[self._to_move]
-        if self._stock and not self._closed:
-            return [PLAY_ACTIONS[c] for c in hand]
-        # Phase B (R6.3): head, else follow, else trump, else anything.
         lead = self._lead
         suit = CARD_SUIT[lead]
         same = [c for c in hand if CARD_SUIT[c] == suit]
