@@ -89,14 +89,16 @@ def _indices(names: list[str], what: str) -> list[int]:
         raise ValueError(f"from_view: {what} holds an unknown card: {names!r}") from None
 
 
-def _event_tuple(event: dict[str, Any]) -> tuple[Any, ...]:
-    """The engine's logged form of a view event (unknown cards as None)."""
+def _event_tuple(event: dict[str, Any], viewer: int) -> tuple[Any, ...]:
+    """The engine's logged form of an event in ``viewer``'s view (unknown cards as None)."""
     kind, seat = event["type"], event["seat"]
     if kind == "play":
         return ("play", seat, CARD_INDEX[event["card"]])
     if kind == "draw":
         drawn = event["card"]
-        return ("draw", seat, None if drawn is None else CARD_INDEX[drawn], False)
+        if drawn is None:
+            return ("draw", seat, None, False)
+        return ("draw", seat, CARD_INDEX[drawn], seat != viewer)  # an opponent's draw shown is public
     if kind == "meld":
         return ("meld", seat, SUITS.index(event["suit"]), event["value"])
     if kind == "exchange":
@@ -179,7 +181,7 @@ def hand_from_view(
     hand._marriages = [(m["seat"], SUITS.index(m["suit"]), m["value"]) for m in view["marriages"]]
     for s, _, value in hand._marriages:
         hand._marriage_points[s] += value
-    hand._events = [_event_tuple(e) for e in view["events"]]
+    hand._events = [_event_tuple(e, seat) for e in view["events"]]
     hand._lead = CARD_INDEX[view["lead"]] if view["lead"] is not None else -1
     hand._pending_meld = SUITS.index(view["pending_meld"]) if view["pending_meld"] is not None else -1
 
