@@ -1,0 +1,40 @@
+"""A seeded match between two in-process random policies, for a first look at the engine."""
+
+from __future__ import annotations
+
+import random
+
+from arena.engine import Match, Rules
+from arena.render import hand_lines
+
+
+def random_policy_action(match: Match, rng: random.Random) -> str:
+    """Uniform over the legal actions, declaring exactly at 66 or more."""
+    hand = match.hand
+    legal = hand.legal_actions()
+    if "declare" in legal:
+        if hand.total(hand.to_move) >= 66:  # type: ignore[arg-type]
+            return "declare"
+        legal.remove("declare")
+    return rng.choice(legal)
+
+
+def play_demo(seed: int, rules: Rules) -> list[str]:
+    """Play one match with two random policies; return it as text, hand by hand."""
+    match = Match(rules, seed=seed)
+    rngs = (random.Random(f"{seed}:policy:0"), random.Random(f"{seed}:policy:1"))
+    lines = [f"Match seed {seed}, first to {rules.match_target} game points"]
+    while not match.is_over:
+        seat = match.hand.to_move
+        assert seat is not None
+        result = match.apply(random_policy_action(match, rngs[seat]))
+        if result is not None:
+            first, *rest = hand_lines(match.records[-1])
+            lines.append(f"\nHand {len(match.results)}: {first}")
+            lines.extend(rest)
+            lines.append(f"  score {match.score[0]}-{match.score[1]}" + (f", carry {match.carry}" if match.carry else ""))
+    lines.append(f"\nP{match.winner} wins the match {match.score[0]}-{match.score[1]}")
+    return lines
+
+
+__all__ = ["play_demo", "random_policy_action"]
