@@ -1,0 +1,237 @@
+"""The referee of one match: the engine, the clock and the fault policy, with no I/O.
+
+A ``Referee`` is a small state machine that a conductor drives: ``decision()`` names the
+request to send, ``answer()`` takes the bot's action with its measured time, ``fault()`` takes
+a fault the conductor observed (timeout, crash, malformed bytes...). Both return the
+notifications to deliver. The referee knows nothing about processes or sockets.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from arena.clock import MatchClock, TimeControl
+from arena.engine import Hand, HandResult, IllegalAction, Match, Rules
+from arena.faults import Fault, FaultKind, FaultPolicy, truncate
+
+# Faults after which the bot cannot go on, so even the lenient policy forfeits the match.
+_FATAL = frozenset({FaultKind.CRASH, FaultKind.DISCONNECT, FaultKind.PROTOCOL})
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """A request the conductor must get answered: ``seat`` is to move in the match."""
+
+    match_id: str
+    seat: int
+    view: dict[str, Any]
+    legal_actions: list[str]
+    time_limit_ms: int
+    bank_ms: int
+    budget_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """A notification for one seat: ``hand_over`` (with the final view) or ``match_over``."""
+
+    seat: int
+    kind: str
+    view: dict[str, Any] | None = None
+    score: tuple[int, int] = (0, 0)
+    carry: int = 0
+    winner: int | None = None
+    hands: int = 0
+    forfeit: bool = False
+    fault: dict[str, Any] | None = None
+
+
+@dataclass(slots=True)
+class MatchOutcome:
+    """Everything the results store keeps about a refereed match."""
+
+    match_id: str
+    seed: Any
+    names: tuple[str, str]
+    rules: dict[str, Any]
+    winner: int | None
+    score: tuple[int, int]
+    forfeit: bool
+    void: bool
+    faults: list[Fault]
+    results: list[HandResult]
+    records: list[dict[str, Any]]
+    think_ms: list[tuple[int, int, float]] = field(default_factory=list)
+    interrupted: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "match_id": self.match_id,
+            "seed": self.seed,
+            "names": list(self.names),
+            "rules": self.rules,
+            "winner": self.winner,
+            "score": list(self.score),
+            "forfeit": self.forfeit,
+            "void": self.void,
+            "faults": [f.to_dict() for f in self.faults],
+            "results": [r.to_dict() for r in self.results],
+            "records": self.records,
+            "think_ms": [list(t) for t in self.think_ms],
+            "interrupted": self.interrupted,
+        }
+
+
+class Referee:
+    """Referees one seeded match between seat 0 (``names[0]``) and seat 1."""
+
+    def __init__(
+        self,
+        match_id: str,
+        seed: Any,
+        rules: Rules,
+        names: tuple[str, str],
+        time_control: TimeControl | None = None,
+        policy: FaultPolicy = FaultPolicy.STRICT,
+    ) -> None:
+        self.match_id = match_id
+        self.seed = seed
+        self.rules = rules
+        self.names = names
+        self.policy = FaultPolicy(policy)
+        self.clock = MatchClock(time_control or TimeControl())
+        self.match = Match(rules, seed=seed)
+        self.faults: list[Fault] = []
+        self.think_ms: list[tuple[int, int, float]] = []
+        self._forfeit_by: int | None = None
+        self._void = False
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def finished(self) -> bool:
+        """Whether the match is over (played out, forfeited or void)."""
+        return self._void or self._forfeit_by is not None or self.match.is_over
+
+    def decision(self) -> Decision | None:
+        """The pending decision, or None once the match is finished."""
+        if self.finished:
+            return None
+        seat = self.match.hand.to_move
+        assert seat is not None
+        view = self.match.view(seat)
+        return Decision(
+            match_id=self.match_id,
+            seat=seat,
+            view=view,
+            legal_actions=view["legal_actions"],
+            time_limit_ms=self.clock.control.time_limit_ms,
+            bank_ms=self.clock.bank_left_ms(seat),
+            budget_s=self.clock.budget_s(seat),
+        )
+
+    # ------------------------------------------------------------------ inputs
+
+    def answer(self, action: str, elapsed_s: float, raw: bytes | None = None) -> list[Notice]:
+        """The seat to move answered ``action`` after ``elapsed_s`` seconds."""
+        if self.finished:
+            raise RuntimeError(f"match {self.match_id} is finished; no answer is expected")
+        seat = self.match.hand.to_move
+        assert seat is not None
+        bank_before = self.clock.bank_left_ms(seat)
+        if not self.clock.charge(seat, elapsed_s):
+            return self._fault_for_pending(FaultKind.TIMEOUT, seat, "answered after the limit plus the bank",
+                                           raw=raw, elapsed_s=elapsed_s, bank_ms=bank_before)
+        try:
+            return self._apply(action, seat, elapsed_s)
+        except IllegalAction as exc:
+            return self._fault_for_pending(FaultKind.ILLEGAL, seat, str(exc), raw=raw, elapsed_s=elapsed_s,
+                                           bank_ms=bank_before)
+
+    def fault(self, fault: Fault) -> list[Notice]:
+        """Record a fault the conductor observed and apply the policy to it."""
+        self.faults.append(fault)
+        if fault.kind is FaultKind.HARNESS:
+            self._void = True
+            return self._match_over_notices(fault)
+        seat = fault.seat
+        if seat is None or self.finished:
+            return []
+        lenient = self.policy is FaultPolicy.LENIENT and fault.kind not in _FATAL
+        if lenient and self.match.hand.to_move == seat:
+            return self._apply(self.match.hand.legal_actions()[0], seat, None)
+        if lenient:
+            return []
+        self._forfeit_by = seat
+        return self._match_over_notices(fault)
+
+    def _fault_for_pending(self, kind: FaultKind, seat: int, detail: str, *, raw: bytes | None,
+                           elapsed_s: float | None, bank_ms: int) -> list[Notice]:
+        pending = self.decision()
+        return self.fault(Fault(
+            kind=kind, seat=seat, bot=self.names[seat], detail=detail, match_id=self.match_id,
+            hand_index=self.match.hand_index,
+            request=truncate(repr(pending.legal_actions)) if pending else None,
+            reply=truncate(raw), elapsed_ms=None if elapsed_s is None else round(elapsed_s * 1000, 3),
+            time_limit_ms=self.clock.control.time_limit_ms, bank_ms=bank_ms,
+        ))
+
+    def _apply(self, action: str, seat: int, elapsed_s: float | None) -> list[Notice]:
+        match = self.match
+        hand: Hand = match.hand
+        hand_index = match.hand_index
+        during = match.view(seat)["match"]
+        result = match.apply(action)
+        if elapsed_s is not None:
+            self.think_ms.append((seat, hand_index, elapsed_s * 1000.0))
+        if result is None:
+            return []
+        notices = [
+            Notice(seat=s, kind="hand_over", view={**hand.view(s), "match": during},
+                   score=match.score, carry=match.carry)
+            for s in (0, 1)
+        ]
+        if match.is_over:
+            notices.extend(self._match_over_notices(None))
+        return notices
+
+    def _match_over_notices(self, fault: Fault | None) -> list[Notice]:
+        outcome = self.outcome()
+        brief = None if fault is None else {"seat": fault.seat, "kind": str(fault.kind), "detail": fault.detail}
+        return [
+            Notice(seat=s, kind="match_over", score=outcome.score, winner=outcome.winner,
+                   hands=len(outcome.results), forfeit=outcome.forfeit, fault=brief)
+            for s in (0, 1)
+        ]
+
+    # ------------------------------------------------------------------ result
+
+    def outcome(self) -> MatchOutcome:
+        """The match as the store keeps it (call once finished)."""
+        match = self.match
+        if self._void:
+            winner = None
+        elif self._forfeit_by is not None:
+            winner = 1 - self._forfeit_by
+        else:
+            winner = match.winner
+        interrupted = None
+        if not match.is_over and match.hand.record()["actions"]:
+            interrupted = match.hand.record()
+        return MatchOutcome(
+            match_id=self.match_id,
+            seed=self.seed,
+            names=self.names,
+            rules=self.rules.to_dict(),
+            winner=winner,
+            score=match.score,
+            forfeit=self._forfeit_by is not None,
+            void=self._void,
+            faults=list(self.faults),
+            results=list(match.results),
+            records=list(match.records),
+            think_ms=list(self.think_ms),
+            interrupted=interrupted,
+        )

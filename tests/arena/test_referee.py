@@ -1,0 +1,120 @@
+"""The referee's clock and fault policy, driven in-process (no sockets): STYLE.md's scripted peer."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from arena.clock import MatchClock, TimeControl
+from arena.engine import Match, Rules
+from arena.faults import Fault, FaultKind, FaultPolicy
+from arena.referee import Referee
+
+pytestmark = pytest.mark.unit
+
+NAMES = ("alpha", "beta")
+
+
+def random_answer(legal: list[str], view: dict, rng: random.Random) -> str:
+    if "declare" in legal:
+        if view["totals"][view["seat"]] >= 66:
+            return "declare"
+        legal = [a for a in legal if a != "declare"]
+    return rng.choice(legal)
+
+
+def play(referee: Referee, seed: int = 0, elapsed_s: float = 0.001) -> list:
+    rng = random.Random(seed)
+    notices = []
+    while (decision := referee.decision()) is not None:
+        notices += referee.answer(random_answer(decision.legal_actions, decision.view, rng), elapsed_s)
+    return notices
+
+
+def test_a_clean_match_matches_the_engine_and_notifies_every_hand() -> None:
+    referee = Referee("m1", 5, Rules(), NAMES, TimeControl(time_limit_ms=50, bank_ms=100))
+    notices = play(referee)
+    outcome = referee.outcome()
+    twin = Match(Rules(), seed=5)
+    rng = random.Random(0)
+    while not twin.is_over:
+        twin.apply(random_answer(twin.legal_actions(), twin.view(twin.to_move), rng))
+    assert outcome.winner == twin.winner and outcome.score == twin.score and not outcome.forfeit
+    assert outcome.records == twin.records and outcome.faults == []
+    hand_overs = [n for n in notices if n.kind == "hand_over"]
+    assert len(hand_overs) == 2 * len(twin.results)
+    assert all(n.view["result"] is not None and n.view["legal_actions"] == [] for n in hand_overs)
+    assert [n.view["match"]["hand_index"] for n in hand_overs[::2]] == list(range(len(twin.results)))
+    over = [n for n in notices if n.kind == "match_over"]
+    assert {n.seat for n in over} == {0, 1} and over[0].winner == twin.winner
+    assert len(outcome.think_ms) == sum(len(r["actions"]) for r in twin.records)
+
+
+def test_the_bank_drains_only_beyond_the_limit() -> None:
+    clock = MatchClock(TimeControl(time_limit_ms=100, bank_ms=500))
+    assert clock.charge(0, 0.099) and clock.bank_left_ms(0) == 500
+    assert clock.charge(0, 0.350) and clock.bank_left_ms(0) == 250
+    assert clock.budget_s(0) == pytest.approx(0.350) and clock.bank_left_ms(1) == 500
+    assert not clock.charge(0, 0.400)
+
+
+def test_an_answer_beyond_limit_plus_bank_is_a_timeout_forfeit() -> None:
+    referee = Referee("m2", 1, Rules(), NAMES, TimeControl(time_limit_ms=10, bank_ms=20))
+    seat = referee.decision().seat
+    notices = referee.answer(referee.decision().legal_actions[-1], elapsed_s=0.5, raw=b'{"late": 1}')
+    outcome = referee.outcome()
+    assert outcome.forfeit and outcome.winner == 1 - seat
+    (fault,) = outcome.faults
+    assert fault.kind is FaultKind.TIMEOUT and fault.seat == seat and fault.bot == NAMES[seat]
+    assert fault.elapsed_ms == 500.0 and fault.bank_ms == 20 and fault.reply == '{"late": 1}'
+    assert [n.kind for n in notices] == ["match_over", "match_over"] and notices[0].forfeit
+
+
+def test_an_illegal_action_forfeits_under_strict_and_is_replaced_under_lenient() -> None:
+    strict = Referee("m3", 2, Rules(), NAMES)
+    seat = strict.decision().seat
+    strict.answer("play XX", 0.001)
+    assert strict.finished and strict.outcome().winner == 1 - seat
+    assert strict.outcome().faults[0].kind is FaultKind.ILLEGAL
+    assert "not an action" in strict.outcome().faults[0].detail
+
+    lenient = Referee("m3", 2, Rules(), NAMES, policy=FaultPolicy.LENIENT)
+    first_legal = lenient.decision().legal_actions[0]
+    lenient.answer("play XX", 0.001)
+    assert not lenient.finished and lenient.match.hand.record()["actions"] == [first_legal]
+    assert lenient.outcome().faults[0].kind is FaultKind.ILLEGAL
+
+
+def test_a_crash_forfeits_even_under_lenient() -> None:
+    referee = Referee("m4", 3, Rules(), NAMES, policy=FaultPolicy.LENIENT)
+    play_some = referee.decision()
+    referee.answer(random_answer(play_some.legal_actions, play_some.view, random.Random(1)), 0.001)
+    seat = referee.decision().seat
+    referee.fault(Fault(FaultKind.CRASH, seat, NAMES[seat], "exit code 3"))
+    assert referee.finished and referee.outcome().forfeit and referee.outcome().winner == 1 - seat
+
+
+def test_a_harness_fault_voids_the_match_and_charges_nobody() -> None:
+    referee = Referee("m5", 4, Rules(), NAMES)
+    notices = referee.fault(Fault(FaultKind.HARNESS, None, "arena", "worker died"))
+    outcome = referee.outcome()
+    assert outcome.void and outcome.winner is None and not outcome.forfeit
+    assert not outcome.faults[0].charged and notices[0].winner is None
+
+
+def test_forfeit_keeps_finished_hands_and_drops_the_interrupted_one() -> None:
+    referee = Referee("m6", 9, Rules(), NAMES)
+    rng = random.Random(3)
+    while len(referee.match.results) < 1:
+        d = referee.decision()
+        referee.answer(random_answer(d.legal_actions, d.view, rng), 0.001)
+    d = referee.decision()
+    referee.answer(random_answer(d.legal_actions, d.view, rng), 0.001)
+    if referee.finished:
+        pytest.skip("the match ended in its first hand")
+    seat = referee.decision().seat
+    referee.fault(Fault(FaultKind.MALFORMED, seat, NAMES[seat], "not JSON"))
+    outcome = referee.outcome()
+    assert len(outcome.results) == len(outcome.records) >= 1
+    assert outcome.interrupted is not None and outcome.interrupted["actions"]
