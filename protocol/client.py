@@ -1,0 +1,265 @@
+"""The Python bot SDK: subclass ``Bot``, implement ``act``, call ``run(MyBot)``.
+
+```python
+from protocol.client import Bot, run
+
+class FirstBot(Bot):
+    name, version = "first", "1.0"
+
+    def act(self, view, legal_actions):
+        return legal_actions[0]
+
+if __name__ == "__main__":
+    run(FirstBot)
+```
+
+``run`` connects a ZeroMQ DEALER to the arena (endpoint and token from ``--endpoint`` /
+``--token`` or ``ARENA_ENDPOINT`` / ``ARENA_TOKEN``), does the handshake, answers every
+request with the ``seq`` and ``game_id`` it came with, and makes one bot object per game
+(``game_id``), so several interleaved games (``max_games > 1``) need nothing from the author.
+
+An exception raised by the bot's own code (constructor, ``act`` or a hook) is printed to
+stderr with its traceback, and the process then exits with status 1: the arena records a
+``crash`` fault at once, with the traceback in the stderr tail, instead of waiting for a
+timeout. The process also exits when the arena says ``shutdown`` (status 0), rejects the
+hello (3), or seems gone (4): its parent process changed, or it heard nothing for
+``--idle-timeout`` seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+import traceback
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, NoReturn, Sequence, TextIO
+
+import zmq
+
+from .codec import make_action, make_hello, parse_arena_message
+from .errors import ProtocolError
+from .messages import MAX_GAMES_LIMIT, MAX_MESSAGE_BYTES, HandOver, MatchOver, Reject, Request, Shutdown, Welcome
+
+ENV_ENDPOINT = "ARENA_ENDPOINT"
+ENV_TOKEN = "ARENA_TOKEN"
+ENV_MAX_GAMES = "ARENA_MAX_GAMES"
+ENV_IDLE_TIMEOUT = "ARENA_IDLE_TIMEOUT_S"
+DEFAULT_IDLE_TIMEOUT_S = 600.0
+
+EXIT_OK = 0
+EXIT_BOT_ERROR = 1
+EXIT_USAGE = 2
+EXIT_REJECTED = 3
+EXIT_ARENA_GONE = 4
+
+_POLL_MS = 1000  # how often a silent connection checks that the arena is still there
+_SEND_TIMEOUT_MS = 10_000
+
+
+class Bot:
+    """Base class of a bot: one object plays one game (match) as one seat.
+
+    Class attributes ``name``, ``version`` and ``max_games`` go into the ``hello``.
+    Before each ``act`` the SDK sets ``time_limit_ms`` and ``bank_ms`` from the request.
+    """
+
+    name: str = "bot"
+    version: str = "0"
+    max_games: int = 1
+
+    def __init__(self, game_id: str, seat: int) -> None:
+        self.game_id = game_id
+        self.seat = seat
+        self.time_limit_ms = 0
+        self.bank_ms = 0
+
+    def act(self, view: dict[str, Any], legal_actions: list[str]) -> str:
+        """Return one of ``legal_actions`` for the position ``view`` (DESIGN.md section 2)."""
+        raise NotImplementedError
+
+    def on_hand_over(self, result: dict[str, Any], view: dict[str, Any]) -> None:
+        """A hand ended: ``result`` is its HandResult object, ``view`` the final view."""
+
+    def on_match_over(self, summary: dict[str, Any]) -> None:
+        """The game ended: ``summary`` has game_id, seat, score, winner, hands, forfeit, fault."""
+
+
+BotFactory = Callable[[str, int], Bot]
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """How to reach the arena, from flags or environment variables (flags win)."""
+
+    endpoint: str
+    token: str
+    max_games: int
+    idle_timeout_s: float
+
+    @classmethod
+    def from_args(cls, argv: Sequence[str], env: Mapping[str, str], max_games: int) -> Settings:
+        """Parse ``--endpoint --token --max-games --idle-timeout``; other arguments are left
+        for the bot. Raises ``ValueError`` when the endpoint or token is missing or bad."""
+        parser = argparse.ArgumentParser(add_help=False)
+        parser.add_argument("--endpoint", default=env.get(ENV_ENDPOINT, ""))
+        parser.add_argument("--token", default=env.get(ENV_TOKEN, ""))
+        parser.add_argument("--max-games", default=env.get(ENV_MAX_GAMES, str(max_games)))
+        parser.add_argument("--idle-timeout", default=env.get(ENV_IDLE_TIMEOUT, str(DEFAULT_IDLE_TIMEOUT_S)))
+        args, _ = parser.parse_known_args(list(argv))
+        if not args.endpoint or not args.token:
+            raise ValueError(f"no arena to connect to: give --endpoint/--token or {ENV_ENDPOINT}/{ENV_TOKEN}")
+        games = int(args.max_games)
+        if not 1 <= games <= MAX_GAMES_LIMIT:
+            raise ValueError(f"max_games must be in [1, {MAX_GAMES_LIMIT}], not {games}")
+        return cls(args.endpoint, args.token, games, float(args.idle_timeout))
+
+
+class _BotFailed(Exception):
+    """The bot's own code raised; the traceback is already on stderr."""
+
+
+class _Session:
+    """One connection to the arena: the handshake, then the message loop."""
+
+    def __init__(self, factory: BotFactory, settings: Settings, name: str, version: str, err: TextIO) -> None:
+        self.factory = factory
+        self.settings = settings
+        self.name = name
+        self.version = version
+        self.err = err
+        self.games: dict[str, Bot] = {}
+        self.welcomed = False
+        self.parent = os.getppid()  # before the hello, so a parent that dies later is noticed
+
+    def say(self, text: str) -> None:
+        print(f"[{self.name} pid {os.getpid()}] {text}", file=self.err, flush=True)
+
+    def run(self) -> int:
+        ctx = zmq.Context()
+        sock = ctx.socket(zmq.DEALER)
+        try:
+            sock.setsockopt(zmq.LINGER, 0)
+            sock.setsockopt(zmq.ROUTING_ID, self.settings.token.encode())
+            sock.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)
+            sock.setsockopt(zmq.SNDTIMEO, _SEND_TIMEOUT_MS)
+            try:
+                sock.connect(self.settings.endpoint)
+            except zmq.ZMQError as exc:
+                self.say(f"cannot connect to {self.settings.endpoint!r}: {exc}")
+                return EXIT_USAGE
+            sock.send(make_hello(self.settings.token, self.name, self.version, max_games=self.settings.max_games))
+            return self.loop(sock)
+        except zmq.Again:
+            self.say("could not send to the arena; exiting")
+            return EXIT_ARENA_GONE
+        except _BotFailed:
+            return EXIT_BOT_ERROR
+        finally:
+            sock.close(0)
+            ctx.term()
+
+    def loop(self, sock: zmq.Socket[bytes]) -> int:
+        idle_s = self.settings.idle_timeout_s
+        heard = time.monotonic()
+        while True:
+            if sock.poll(_POLL_MS, zmq.POLLIN):
+                heard = time.monotonic()
+                code = self.handle(sock, sock.recv())
+                if code is not None:
+                    return code
+            elif os.getppid() != self.parent:
+                self.say("parent process is gone; exiting")
+                return EXIT_ARENA_GONE
+            elif idle_s > 0 and time.monotonic() - heard > idle_s:
+                self.say(f"nothing from the arena for {idle_s:g} s; exiting")
+                return EXIT_ARENA_GONE
+
+    def handle(self, sock: zmq.Socket[bytes], data: bytes) -> int | None:
+        """Act on one arena message; an exit status ends the session."""
+        try:
+            msg = parse_arena_message(data)
+        except ProtocolError as exc:
+            self.say(f"ignored a bad message from the arena ({exc.code}): {exc}")
+            return None
+        if isinstance(msg, Reject):
+            self.say(f"rejected by the arena: {msg.reason}: {msg.detail}")
+            return EXIT_REJECTED
+        if isinstance(msg, Shutdown):
+            return EXIT_OK
+        if isinstance(msg, Welcome):
+            self.welcomed = True
+            return None
+        if not self.welcomed:
+            self.say(f"ignored {type(msg).__name__} before the welcome")
+        elif isinstance(msg, Request):
+            sock.send(make_action(msg.seq, msg.game_id, self.decide(msg)))
+        elif isinstance(msg, HandOver):
+            bot = self.bot(msg.game_id, msg.seat)
+            self.guard(msg.game_id, "on_hand_over", lambda: bot.on_hand_over(msg.result, msg.view))
+        elif isinstance(msg, MatchOver):
+            bot = self.bot(msg.game_id, msg.seat)
+            del self.games[msg.game_id]
+            self.guard(msg.game_id, "on_match_over", lambda: bot.on_match_over(msg.summary()))
+        return None
+
+    def bot(self, game_id: str, seat: int) -> Bot:
+        """The game's bot object, made when the game's first message arrives."""
+        bot = self.games.get(game_id)
+        if bot is None:
+            bot = self.games[game_id] = self.guard(game_id, "the constructor", lambda: self.factory(game_id, seat))
+        return bot
+
+    def decide(self, req: Request) -> str:
+        bot = self.bot(req.game_id, req.seat)
+        bot.time_limit_ms, bot.bank_ms = req.time_limit_ms, req.bank_ms
+        action = self.guard(req.game_id, f"act (seq {req.seq})", lambda: bot.act(req.view, req.legal_actions))
+        if not isinstance(action, str):
+            self.say(f"act returned {type(action).__name__}, not an action string, in game {req.game_id!r}")
+            raise _BotFailed
+        if action not in req.legal_actions:
+            self.say(f"warning: act returned {action[:40]!r}, not in {req.legal_actions}; sending it anyway")
+        return action
+
+    def guard(self, game_id: str, where: str, call: Callable[[], Any]) -> Any:
+        """Run bot code; on an exception print its traceback and end the process."""
+        try:
+            return call()
+        except Exception:
+            self.say(f"exception in {where}, game {game_id!r}; exiting with status {EXIT_BOT_ERROR}")
+            traceback.print_exc(file=self.err)
+            self.err.flush()
+            raise _BotFailed from None
+
+
+def serve(
+    factory: BotFactory,
+    argv: Sequence[str] | None = None,
+    *,
+    name: str | None = None,
+    version: str | None = None,
+    max_games: int | None = None,
+    err: TextIO | None = None,
+) -> int:
+    """Play for the arena until it is done with us; returns the exit status.
+
+    ``factory(game_id, seat)`` makes the bot object of a new game: usually a ``Bot``
+    subclass, whose class attributes give the defaults of ``name``, ``version`` and
+    ``max_games``. ``--max-games`` / ``ARENA_MAX_GAMES`` override ``max_games``.
+    """
+    out = err if err is not None else sys.stderr
+    name = name if name is not None else str(getattr(factory, "name", "bot"))
+    version = version if version is not None else str(getattr(factory, "version", "0"))
+    games = max_games if max_games is not None else int(getattr(factory, "max_games", 1))
+    try:
+        settings = Settings.from_args(sys.argv[1:] if argv is None else argv, os.environ, games)
+    except ValueError as exc:
+        print(f"{name}: {exc}", file=out, flush=True)
+        return EXIT_USAGE
+    return _Session(factory, settings, name, version, out).run()
+
+
+def run(factory: BotFactory, argv: Sequence[str] | None = None, **kwargs: Any) -> NoReturn:
+    """``serve`` and exit with its status: the one call a bot script makes."""
+    sys.exit(serve(factory, argv, **kwargs))
