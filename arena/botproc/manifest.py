@@ -1,0 +1,214 @@
+"""Bot manifests (``bot.toml``) and bot fingerprints.
+
+A bot is a folder holding ``bot.toml``::
+
+    name = "random"                      # required, non-empty string
+    version = "1.0"                      # required, non-empty string
+    protocol = "1"                       # required, protocol version (an integer is accepted)
+    command = ["{python}", "bot.py"]     # required, non-empty list of strings
+    max_games = 16                       # optional, integer >= 1 (games at once it may serve)
+    description = "..."                  # optional strings: description, author, language
+    [env]                                # optional table of extra environment variables
+    RANDOM_BOT_SEED = "7"
+
+In ``command``, ``{python}`` stands for the arena's own interpreter (``sys.executable``), and a
+relative path (an argument that names an existing file or folder inside the bot folder, or
+that starts with ``./`` or ``../``) is resolved against the bot folder, because the bot runs in
+an empty working directory of its own. Unknown keys are an error, so typos do not pass silently.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import sys
+import tomllib
+import types
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from arena.errors import ArenaError
+
+MANIFEST_NAME = "bot.toml"
+PYTHON_PLACEHOLDER = "{python}"
+_REQUIRED = ("name", "version", "protocol", "command")
+_OPTIONAL_STRINGS = ("description", "author", "language")
+_ALLOWED = frozenset((*_REQUIRED, "max_games", "env", *_OPTIONAL_STRINGS))
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_IGNORED_DIRS = frozenset({"__pycache__"})
+
+
+class ManifestError(ArenaError):
+    """A ``bot.toml`` is missing, unreadable or invalid; the message names the file and field."""
+
+    code = "manifest"
+
+    def __init__(self, path: Path, message: str, field: str | None = None) -> None:
+        self.path = path
+        self.field = field
+        where = f"{path}: field {field!r}" if field else str(path)
+        super().__init__(f"{where}: {message}")
+
+
+@dataclass(frozen=True, slots=True)
+class Manifest:
+    """A validated ``bot.toml``. ``bot_dir`` is absolute; ``command`` is as written."""
+
+    bot_dir: Path
+    name: str
+    version: str
+    protocol: str
+    command: tuple[str, ...]
+    max_games: int | None = None
+    env: Mapping[str, str] = field(default_factory=lambda: types.MappingProxyType({}),
+                                   hash=False)
+    description: str = ""
+    author: str = ""
+    language: str = ""
+
+    @property
+    def path(self) -> Path:
+        """The manifest file."""
+        return self.bot_dir / MANIFEST_NAME
+
+    def argv(self, python: str | None = None) -> list[str]:
+        """The command to execute: ``{python}`` replaced, relative paths made absolute."""
+        interpreter = python or sys.executable
+        out: list[str] = []
+        for arg in self.command:
+            if PYTHON_PLACEHOLDER in arg:
+                out.append(arg.replace(PYTHON_PLACEHOLDER, interpreter))
+            else:
+                out.append(_resolve_relative(self.bot_dir, arg))
+        return out
+
+
+def _resolve_relative(bot_dir: Path, arg: str) -> str:
+    """``arg`` as an absolute path if it names something in the bot folder, else unchanged."""
+    if not arg or arg.startswith("-") or os.path.isabs(arg):
+        return arg
+    if arg.startswith(("./", "../")) or (bot_dir / arg).exists():
+        return os.path.normpath(bot_dir / arg)
+    return arg
+
+
+def load_manifest(bot_dir: Path | str) -> Manifest:
+    """Read and check ``<bot_dir>/bot.toml`` (``bot_dir`` may also be the file itself).
+
+    Raises ManifestError naming the file (and the field) for a missing folder or file, bad
+    TOML, a missing or mistyped field, or an unknown key.
+    """
+    path = Path(bot_dir).expanduser().absolute()
+    if path.name == MANIFEST_NAME and path.is_file():
+        path = path.parent
+    toml_path = path / MANIFEST_NAME
+    if not path.is_dir():
+        raise ManifestError(toml_path, "no such bot folder")
+    try:
+        with toml_path.open("rb") as fh:
+            data = tomllib.load(fh)
+    except FileNotFoundError:
+        raise ManifestError(toml_path, f"missing: a bot folder needs a {MANIFEST_NAME}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ManifestError(toml_path, f"not valid TOML: {exc}") from None
+    except OSError as exc:
+        raise ManifestError(toml_path, f"cannot read: {exc.strerror or exc}") from None
+    return _check(toml_path, path.resolve(), data)
+
+
+def _check(toml_path: Path, bot_dir: Path, data: dict[str, Any]) -> Manifest:
+    unknown = sorted(set(data) - _ALLOWED)
+    if unknown:
+        raise ManifestError(toml_path, f"unknown key(s) {', '.join(map(repr, unknown))}; "
+                            f"allowed: {', '.join(sorted(_ALLOWED))}", unknown[0])
+    for key in _REQUIRED:
+        if key not in data:
+            raise ManifestError(toml_path, "missing (required)", key)
+
+    def text(key: str, value: Any, *, required: bool = True) -> str:
+        if not isinstance(value, str):
+            raise ManifestError(toml_path, f"must be a string, got {_tname(value)}", key)
+        if required and not value.strip():
+            raise ManifestError(toml_path, "must not be empty", key)
+        if "\x00" in value:
+            raise ManifestError(toml_path, "must not contain NUL", key)
+        return value
+
+    protocol = data["protocol"]
+    if isinstance(protocol, int) and not isinstance(protocol, bool):
+        protocol = str(protocol)
+    command = data["command"]
+    if not isinstance(command, list) or not command:
+        raise ManifestError(toml_path, f"must be a non-empty list of strings, got "
+                            f"{_tname(command) if not isinstance(command, list) else 'an empty list'}",
+                            "command")
+    for i, arg in enumerate(command):
+        if not isinstance(arg, str) or "\x00" in arg:
+            raise ManifestError(toml_path, f"item {i} must be a string, got {_tname(arg)}",
+                                "command")
+    if not command[0].strip():
+        raise ManifestError(toml_path, "the program (item 0) must not be empty", "command")
+    max_games = data.get("max_games")
+    if max_games is not None and (
+            not isinstance(max_games, int) or isinstance(max_games, bool) or max_games < 1):
+        raise ManifestError(toml_path, f"must be an integer >= 1, got {max_games!r}",
+                            "max_games")
+    env = data.get("env", {})
+    if not isinstance(env, dict):
+        raise ManifestError(toml_path, f"must be a table of strings, got {_tname(env)}", "env")
+    for key, value in env.items():
+        if not _ENV_NAME.match(key):
+            raise ManifestError(toml_path, f"{key!r} is not a valid variable name", "env")
+        if not isinstance(value, str) or "\x00" in value:
+            raise ManifestError(toml_path, f"{key!r} must be a string, got {_tname(value)}",
+                                "env")
+    extras = {k: text(k, data[k], required=False) for k in _OPTIONAL_STRINGS if k in data}
+    return Manifest(
+        bot_dir=bot_dir,
+        name=text("name", data["name"]),
+        version=text("version", data["version"]),
+        protocol=text("protocol", protocol),
+        command=tuple(command),
+        max_games=max_games,
+        env=types.MappingProxyType(dict(env)),
+        **extras,
+    )
+
+
+def _tname(value: Any) -> str:
+    names = {str: "a string", int: "an integer", float: "a float", bool: "a boolean",
+             list: "an array", dict: "a table"}
+    return names.get(type(value), type(value).__name__)
+
+
+def fingerprint(bot_dir: Path | str) -> str:
+    """sha256 (hex) over the bot folder: every file's relative path and content, sorted.
+
+    ``__pycache__`` folders are ignored; a symlink counts as its target text, not followed.
+    """
+    root = Path(bot_dir)
+    if not root.is_dir():
+        raise ManifestError(root / MANIFEST_NAME, "no such bot folder")
+    entries: list[tuple[str, Path]] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d not in _IGNORED_DIRS]
+        for name in filenames:
+            full = Path(dirpath) / name
+            entries.append((full.relative_to(root).as_posix(), full))
+        for name in dirnames:  # symlinked folders are listed as dirs; record them, never follow
+            full = Path(dirpath) / name
+            if full.is_symlink():
+                entries.append((full.relative_to(root).as_posix(), full))
+    digest = hashlib.sha256()
+    for rel, full in sorted(entries):
+        if full.is_symlink():
+            body = b"L" + os.readlink(full).encode("utf-8", "surrogateescape")
+        else:
+            body = b"F" + full.read_bytes()
+        key = rel.encode("utf-8", "surrogateescape")
+        digest.update(len(key).to_bytes(8, "big") + key)
+        digest.update(len(body).to_bytes(8, "big") + body)
+    return digest.hexdigest()

@@ -1,0 +1,511 @@
+"""Starting, watching and stopping one sandboxed bot process (DESIGN.md section 4).
+
+``start_bot`` is the only way to launch a bot; it returns a :class:`BotProcess`, a context
+manager whose ``close()`` kills everything the bot started and reaps it.
+
+With bubblewrap the process we start is ``bwrap``; inside its PID namespace bwrap's own init
+(pid 1, "the sandbox init") runs the bot. Killing the sandbox init with SIGKILL makes the kernel
+kill every process in the namespace, and the outer bwrap then exits with 128 + signal, which
+``returncode`` reports as ``-signal`` like ``subprocess`` does. Without bubblewrap the bot is
+the leader of its own process group, and ``kill()`` signals that group plus every descendant it
+can still find in /proc.
+
+Stopping is deadline-bound everywhere: no wait in this module is unbounded.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import select
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from types import TracebackType
+
+from arena.botproc import procfs
+from arena.botproc.manifest import Manifest
+from arena.botproc.sandbox import (
+    SANDBOX_WORKDIR, Limits, SandboxError, SandboxMode, bwrap_argv, bwrap_status, clean_env,
+    prefix_command, resolve_mode,
+)
+
+log = logging.getLogger(__name__)
+
+STDOUT_LOG = "stdout.log"
+STDERR_LOG = "stderr.log"
+WORKDIR_NAME = "work"
+ENV_ENDPOINT = "ARENA_ENDPOINT"
+ENV_TOKEN = "ARENA_TOKEN"
+INFO_TIMEOUT_S = 10.0
+KILL_TIMEOUT_S = 5.0
+
+_MEMORY_HINTS = ("MemoryError", "Cannot allocate memory", "std::bad_alloc", "out of memory")
+_OUTPUT_HINTS = ("File too large",)
+_SLUG = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+class BotProcess:
+    """A running (or finished) sandboxed bot. Use as a context manager, or call ``close()``."""
+
+    def __init__(self, *, manifest: Manifest, popen: subprocess.Popen[bytes],
+                 mode: SandboxMode, launch_dir: Path, limits: Limits,
+                 init_pid: int | None, init_pidfd: int | None, keep_workdir: bool) -> None:
+        self.manifest = manifest
+        self.mode = mode
+        self.launch_dir = launch_dir
+        self.workdir = launch_dir / WORKDIR_NAME
+        self.stdout_path = launch_dir / STDOUT_LOG
+        self.stderr_path = launch_dir / STDERR_LOG
+        self.limits = limits
+        self.started_at = time.monotonic()
+        self._popen = popen
+        self._init_pid = init_pid
+        self._init_pidfd = init_pidfd
+        self._keep_workdir = keep_workdir
+        self._lock = threading.RLock()
+        self._killed = False
+        self._closed = False
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else self.exit_description()
+        return (f"<BotProcess {self.manifest.name} {self.manifest.version} pid={self.pid} "
+                f"sandbox={self.mode.value} {state}>")
+
+    def __enter__(self) -> BotProcess:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    # -- state ---------------------------------------------------------------------------
+
+    @property
+    def pid(self) -> int:
+        """Host pid of the process we started (bwrap, or the bot itself in the fallback)."""
+        return self._popen.pid
+
+    @property
+    def raw_returncode(self) -> int | None:
+        """The exit status as ``subprocess`` saw it (bwrap encodes a signal as 128 + n)."""
+        return self._popen.returncode
+
+    @property
+    def returncode(self) -> int | None:
+        """None while running; the exit code; or ``-N`` when the bot died from signal N.
+
+        With bubblewrap a bot that itself exits with 128 + N (N a signal number) is
+        indistinguishable from one killed by signal N.
+        """
+        raw = self._popen.returncode
+        if raw is not None and self.mode is SandboxMode.BWRAP and 128 < raw < 128 + 65:
+            return -(raw - 128)
+        return raw
+
+    @property
+    def killed_by_arena(self) -> bool:
+        """True if ``kill()``/``close()`` stopped the bot while it was still running."""
+        return self._killed
+
+    def poll(self) -> int | None:
+        """Reap the process if it has exited; return ``returncode``."""
+        self._popen.poll()
+        return self.returncode
+
+    def wait(self, timeout: float) -> int | None:
+        """Wait at most ``timeout`` seconds; return ``returncode`` (None if still running)."""
+        try:
+            self._popen.wait(timeout=max(0.0, timeout))
+        except subprocess.TimeoutExpired:
+            return None
+        return self.returncode
+
+    def _attach_init(self, init_pid: int | None) -> None:
+        """Record the sandbox init's host pid (from bwrap's info) and pin it with a pidfd."""
+        self._init_pid = init_pid
+        if init_pid is not None:
+            try:
+                self._init_pidfd = os.pidfd_open(init_pid)
+            except OSError:
+                self._init_pidfd = None  # gone already or no pidfd support: use os.kill
+
+    # -- stopping ------------------------------------------------------------------------
+
+    def kill(self, timeout: float = KILL_TIMEOUT_S) -> bool:
+        """SIGKILL the whole sandbox and reap it within ``timeout`` s; idempotent.
+
+        Returns True when the process we started has been reaped (and, with bubblewrap, every
+        process of the sandbox is gone). Logs an error and returns False on a missed deadline.
+        """
+        with self._lock:
+            deadline = time.monotonic() + timeout
+            if self._popen.poll() is None:
+                self._killed = True
+                log.info("killing bot %s pid=%d", self.manifest.name, self.pid)
+            if self.mode is SandboxMode.BWRAP:
+                self._kill_bwrap(deadline)
+            else:
+                self._kill_group(deadline)
+            if self._popen.returncode is None:
+                log.error("bot %s pid=%d survived SIGKILL for %.1f s", self.manifest.name,
+                          self.pid, timeout)
+                return False
+            return True
+
+    def _kill_bwrap(self, deadline: float) -> None:
+        if self._popen.returncode is None:
+            self._signal_init(signal.SIGKILL)
+            # The outer bwrap reaps the sandbox init (the kernel has then killed the whole
+            # namespace) and exits; give it most of the deadline before killing it directly.
+            grace = max(0.0, (deadline - time.monotonic()) * 0.8)
+            if self.wait(grace) is None:
+                try:
+                    self._stop_and_kill_tree()
+                except ProcessLookupError:
+                    pass
+        self.wait(deadline - time.monotonic())
+
+    def _signal_init(self, sig: signal.Signals) -> None:
+        try:
+            if self._init_pidfd is not None:
+                signal.pidfd_send_signal(self._init_pidfd, sig)
+            elif self._init_pid is not None:
+                os.kill(self._init_pid, sig)
+            else:
+                self._stop_and_kill_tree()
+        except ProcessLookupError:
+            pass
+
+    def _stop_and_kill_tree(self) -> None:
+        """Without the sandbox init's pid: freeze the outer bwrap so it cannot clone while we
+        look, SIGKILL everything below it, then bwrap. (Killing bwrap alone during its set-up
+        can leave its child blocked forever, orphaned outside our process tree.)"""
+        os.kill(self.pid, signal.SIGSTOP)
+        deadline = time.monotonic() + 1.0
+        while time.monotonic() < deadline:
+            info = procfs.read_stat(self.pid)
+            if info is None or info.state in ("T", "t", "Z", "X"):
+                break
+            time.sleep(0.001)
+        for pid in procfs.descendants(self.pid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        os.kill(self.pid, signal.SIGKILL)
+
+    def _kill_group(self, deadline: float) -> None:
+        # Descendants first (while the parent links still exist), then the group.
+        strays = procfs.descendants(self.pid) if self._popen.returncode is None else []
+        _killpg(self.pid)
+        for pid in strays:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        self.wait(deadline - time.monotonic())
+
+    def close(self) -> None:
+        """Kill (if running) and reap the bot, then delete its working directory (the logs
+        stay). Idempotent and safe to call from several threads."""
+        with self._lock:
+            if self._closed:
+                return
+            self.kill()
+            self._closed = True
+            if self._init_pidfd is not None:
+                os.close(self._init_pidfd)
+                self._init_pidfd = None
+            if not self._keep_workdir:
+                shutil.rmtree(self.workdir, ignore_errors=True)
+
+    @property
+    def closed(self) -> bool:
+        """True once ``close()`` has run."""
+        return self._closed
+
+    # -- evidence ------------------------------------------------------------------------
+
+    def stderr_tail(self, max_lines: int = 20, max_bytes: int = 4096) -> str:
+        """The last lines of the bot's stderr log (for fault records)."""
+        return tail_file(self.stderr_path, max_lines=max_lines, max_bytes=max_bytes)
+
+    def stdout_tail(self, max_lines: int = 20, max_bytes: int = 4096) -> str:
+        """The last lines of the bot's stdout log."""
+        return tail_file(self.stdout_path, max_lines=max_lines, max_bytes=max_bytes)
+
+    def output_capped(self) -> bool:
+        """True if the stdout or stderr log reached the file-size limit."""
+        cap = self.limits.file_size_bytes
+        if cap is None:
+            return False
+        return any(_size(p) >= cap for p in (self.stdout_path, self.stderr_path))
+
+    def exit_description(self) -> str:
+        """``running``, ``exit code 3``, ``killed by SIGSEGV``, ``SIGXCPU (CPU limit)``, ...,
+        with hints from the stderr tail (out of memory) and the log sizes (output cap)."""
+        rc = self.poll()
+        if rc is None:
+            return "running"
+        if rc < 0:
+            sig = -rc
+            name = _signame(sig)
+            if self._killed and sig == signal.SIGKILL:
+                text = "killed by the arena (SIGKILL)"
+            elif sig == signal.SIGXCPU:
+                text = "SIGXCPU (CPU limit)"
+            elif sig == signal.SIGXFSZ:
+                text = "SIGXFSZ (file size limit)"
+            else:
+                text = f"killed by {name}"
+        else:
+            text = f"exit code {rc}"
+        hints = []
+        tail = self.stderr_tail(max_lines=40)
+        if any(h in tail for h in _MEMORY_HINTS):
+            hints.append("out of memory: address-space limit "
+                         f"{_mib(self.limits.address_space_bytes)}")
+        if self.output_capped() or any(h in tail for h in _OUTPUT_HINTS):
+            hints.append(f"output cap {_mib(self.limits.file_size_bytes)} reached")
+        return f"{text} ({'; '.join(hints)})" if hints else text
+
+    def sandbox_pids(self) -> list[int]:
+        """Host pids of the live processes we started: the launched process and everything
+        below it (in the fallback a double-forked, re-parented process is not found)."""
+        table = procfs.process_table()
+        if self.pid not in table or table[self.pid].state in ("Z", "X"):
+            return []
+        return [self.pid, *procfs.descendants(self.pid, table)]
+
+    def rss_bytes(self) -> int | None:
+        """Summed RSS of the bot's processes (bwrap's own two processes excluded), or None."""
+        helpers = {self.pid, self._init_pid} if self.mode is SandboxMode.BWRAP else set()
+        sizes = [procfs.rss_bytes(p) for p in self.sandbox_pids() if p not in helpers]
+        known = [s for s in sizes if s is not None]
+        return sum(known) if known else None
+
+
+def start_bot(manifest: Manifest, *, run_dir: Path | str, endpoint: str | None = None,
+              token: str | None = None, env: Mapping[str, str] | None = None,
+              args: Sequence[str] = (), expose: Iterable[Path | str] = (),
+              limits: Limits | None = None, sandbox: SandboxMode | str = SandboxMode.AUTO,
+              keep_workdir: bool = False) -> BotProcess:
+    """Start ``manifest``'s bot in a sandbox; the only way to launch a bot process.
+
+    - ``run_dir``: a per-launch folder is made under it holding ``stdout.log``,
+      ``stderr.log`` and ``work/`` (the bot's empty working directory and HOME).
+    - ``endpoint``: the arena's ZeroMQ endpoint, passed as ``ARENA_ENDPOINT``; for ``ipc://``
+      its folder is exposed to the sandbox. ``tcp://`` cannot be reached from bubblewrap's
+      network namespace and raises SandboxError. ``token`` becomes ``ARENA_TOKEN``.
+    - ``env``: more variables (they win over the manifest's ``env``). The bot gets no other
+      variables of the arena's environment.
+    - ``args``: appended to the manifest's command (e.g. ``--endpoint``/``--token`` flags).
+    - ``expose``: more existing folders to show read-only at their own path.
+    - ``sandbox``: ``auto`` (default), ``bwrap`` (required) or ``fallback`` (process group and
+      rlimits only; forced).
+
+    Raises SandboxError (an ArenaError) when the sandbox cannot be set up; a bot that starts
+    and then fails is not an error here: ``poll()``/``exit_description()`` tell.
+    """
+    limits = limits or Limits()
+    mode = resolve_mode(sandbox)
+    run_dir = Path(run_dir).absolute()
+    exposed = [Path(p).absolute() for p in expose]
+    extra = dict(env or {})
+    if endpoint is not None:
+        extra[ENV_ENDPOINT] = endpoint
+        exposed.extend(_endpoint_folders(endpoint, mode))
+    if token is not None:
+        extra[ENV_TOKEN] = token
+    for path in (manifest.bot_dir, *exposed):
+        if not path.is_dir():
+            raise SandboxError(f"cannot expose {path} to bot {manifest.name}: not a folder")
+
+    run_dir.mkdir(parents=True, exist_ok=True)
+    launch_dir = Path(tempfile.mkdtemp(prefix=f"{_slug(manifest.name)}-", dir=run_dir))
+    workdir = launch_dir / WORKDIR_NAME
+    workdir.mkdir(mode=0o700)
+    home = SANDBOX_WORKDIR if mode is SandboxMode.BWRAP else str(workdir)
+    bot_env = clean_env(home=home, manifest_env=manifest.env, extra=extra)
+    command = prefix_command(limits, [*manifest.argv(), *args],
+                             pdeathsig=mode is SandboxMode.FALLBACK)
+    out_fd = _open_log(launch_dir / STDOUT_LOG)
+    err_fd = _open_log(launch_dir / STDERR_LOG)
+    info_r = info_w = -1
+    try:
+        if mode is SandboxMode.BWRAP:
+            bwrap, _ = bwrap_status()
+            assert bwrap is not None
+            info_r, info_w = os.pipe()
+            command = bwrap_argv(bwrap=bwrap, bot_dir=manifest.bot_dir, workdir=workdir,
+                                 run_dir=run_dir, expose=exposed, info_fd=info_w) + command
+        popen = _launcher().submit(
+            subprocess.Popen, command, stdin=subprocess.DEVNULL, stdout=out_fd,
+            stderr=err_fd, env=bot_env, cwd=workdir, start_new_session=True, close_fds=True,
+            pass_fds=(info_w,) if info_w >= 0 else ()).result()
+    except OSError as exc:
+        _close_fds(info_r, info_w)
+        shutil.rmtree(launch_dir, ignore_errors=True)
+        raise SandboxError(f"cannot start bot {manifest.name}: {exc}") from exc
+    finally:
+        _close_fds(out_fd, err_fd)
+    bot = BotProcess(manifest=manifest, popen=popen, mode=mode, launch_dir=launch_dir,
+                     limits=limits, init_pid=None, init_pidfd=None, keep_workdir=keep_workdir)
+    if mode is SandboxMode.BWRAP:
+        os.close(info_w)
+        try:  # keep the read end open until bwrap is known or dead: a write to a closed
+            # pipe would kill bwrap with SIGPIPE and orphan its half-made sandbox
+            bot._attach_init(_read_child_pid(info_r, INFO_TIMEOUT_S))
+            if bot._init_pid is None:
+                tail = tail_file(bot.stderr_path, max_lines=5)
+                bot.close()
+                raise SandboxError(f"bubblewrap did not start bot {manifest.name}: "
+                                   f"{bot.exit_description()}: {tail}")
+        except BaseException:
+            bot.close()
+            raise
+        finally:
+            os.close(info_r)
+    log.info("started bot %s %s pid=%d sandbox=%s dir=%s", manifest.name, manifest.version,
+             popen.pid, mode.value, launch_dir)
+    return bot
+
+
+_launcher_pool: ThreadPoolExecutor | None = None
+_launcher_lock = threading.Lock()
+
+
+def _launcher() -> ThreadPoolExecutor:
+    """This process's one long-lived thread that forks every bot.
+
+    ``--die-with-parent`` (and the fallback's ``setpriv --pdeathsig``) fire when the *thread*
+    that forked the process ends, not the process; forking from a thread that lives as long as
+    the process means a bot never dies just because the caller's thread finished.
+    """
+    global _launcher_pool
+    with _launcher_lock:
+        if _launcher_pool is None:
+            _launcher_pool = ThreadPoolExecutor(max_workers=1,
+                                                thread_name_prefix="botproc-launcher")
+        return _launcher_pool
+
+
+def _forget_launcher_after_fork() -> None:
+    """A forked child has no launcher thread (only the forking thread survives a fork)."""
+    global _launcher_pool, _launcher_lock
+    _launcher_pool = None
+    _launcher_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_launcher_after_fork)
+
+
+def _endpoint_folders(endpoint: str, mode: SandboxMode) -> list[Path]:
+    """The folder to expose for an ``ipc://`` endpoint; SandboxError if the bot could not
+    reach ``endpoint`` from inside the sandbox."""
+    if endpoint.startswith("ipc://"):
+        path = endpoint[len("ipc://"):]
+        if path.startswith("@"):
+            if mode is SandboxMode.BWRAP:
+                raise SandboxError(f"endpoint {endpoint!r}: abstract sockets belong to a network "
+                                   "namespace and are unreachable from the sandbox; use a path")
+            return []
+        if not os.path.isabs(path):
+            raise SandboxError(f"endpoint {endpoint!r}: the ipc path must be absolute (the bot "
+                               "runs in another working directory)")
+        return [Path(path).parent]
+    if mode is SandboxMode.BWRAP:
+        raise SandboxError(f"endpoint {endpoint!r} is unreachable from the sandbox's own "
+                           "network namespace; bots must connect over ipc://")
+    return []
+
+
+def _read_child_pid(fd: int, timeout: float) -> int | None:
+    """Read bwrap's ``--info-fd`` JSON until EOF (deadline-bound); its ``child-pid``."""
+    deadline = time.monotonic() + timeout
+    data = b""
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            log.error("bwrap wrote no sandbox info within %.1f s", timeout)
+            return None
+        ready, _, _ = select.select([fd], [], [], remaining)
+        if not ready:
+            continue
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            break
+        data += chunk
+    try:
+        pid = json.loads(data)["child-pid"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    return pid if isinstance(pid, int) else None
+
+
+def tail_file(path: Path, *, max_lines: int = 20, max_bytes: int = 4096) -> str:
+    """The last ``max_lines`` lines within the last ``max_bytes`` bytes of a file ('' if none)."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            fh.seek(max(0, size - max_bytes))
+            data = fh.read(max_bytes)
+    except OSError:
+        return ""
+    lines = data.decode("utf-8", "replace").splitlines()
+    if size > max_bytes and lines:
+        lines = lines[1:]  # the first line is probably cut
+    return "\n".join(lines[-max_lines:]) if max_lines > 0 else ""
+
+
+def _open_log(path: Path) -> int:
+    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND | os.O_CLOEXEC,
+                   0o600)
+
+
+def _close_fds(*fds: int) -> None:
+    for fd in fds:
+        if fd >= 0:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def _killpg(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _signame(sig: int) -> str:
+    try:
+        return signal.Signals(sig).name
+    except ValueError:
+        return f"signal {sig}"
+
+
+def _mib(n: int | None) -> str:
+    return "unlimited" if n is None else f"{n / (1 << 20):g} MiB"
+
+
+def _slug(name: str) -> str:
+    return _SLUG.sub("_", name)[:40] or "bot"
