@@ -1,0 +1,219 @@
+"""The conductor: drives referees over bot sessions with one poll loop and every deadline.
+
+Any number of matches run at once; each seat is a ``BotSession``. A session with
+``max_games > 1`` may serve several matches interleaved (requests carry ``game_id`` and a
+per-link ``seq``). Replies are matched by ``seq``; a stale or never-issued ``seq`` is dropped
+and counted, so a late answer becomes a clean timeout. Deaths and link resets become faults
+for every match the session was in.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+
+import zmq
+
+from arena.faults import Fault, FaultKind, truncate
+from arena.referee import MatchOutcome, Notice, Referee
+from arena.session import BotSession
+from protocol import ProtocolError, make_hand_over, make_match_over, make_request, parse_reply
+
+log = logging.getLogger(__name__)
+
+_LIVENESS_S = 0.25  # how often a waiting conductor checks that busy bots are still alive
+
+
+@dataclass(slots=True)
+class _Pending:
+    game: _Game
+    seat: int
+    sent_at: float
+    deadline: float
+    request: bytes
+
+
+@dataclass(slots=True)
+class _Game:
+    referee: Referee
+    sessions: tuple[BotSession, BotSession]
+    waiting: bool = False
+    done: bool = False
+    notices: list[Notice] = field(default_factory=list)
+
+
+def play_matches(games: list[tuple[Referee, tuple[BotSession, BotSession]]]) -> list[MatchOutcome]:
+    """Play every match to its end; outcomes in the order given."""
+    return _Conductor([_Game(ref, sessions) for ref, sessions in games]).run()
+
+
+class _Conductor:
+    def __init__(self, games: list[_Game]) -> None:
+        self.games = games
+        self.sessions: list[BotSession] = []
+        for game in games:
+            for session in game.sessions:
+                if session not in self.sessions:
+                    self.sessions.append(session)
+        self.pending: dict[tuple[int, int], _Pending] = {}  # (id(session), seq) -> request
+        self.poller = zmq.Poller()
+        self.by_socket: dict[zmq.Socket[bytes], tuple[BotSession, bool]] = {}
+        for session in self.sessions:
+            self.poller.register(session.socket, zmq.POLLIN)
+            self.poller.register(session.monitor, zmq.POLLIN)
+            self.by_socket[session.socket] = (session, False)
+            self.by_socket[session.monitor] = (session, True)
+
+    def run(self) -> list[MatchOutcome]:
+        for game in self.games:
+            self._dispatch(game)
+        while not all(game.done for game in self.games):
+            timeout_s = self._next_wait()
+            events = dict(self.poller.poll(timeout_s * 1000.0))
+            now = time.monotonic()
+            for sock in events:
+                session, is_monitor = self.by_socket[sock]  # type: ignore[index]
+                if is_monitor:
+                    if session.disconnected() and session.alive:
+                        self._lose(session, session.classify_loss())
+                else:
+                    for raw in session.receive_all():
+                        self._on_message(session, raw, now)
+            self._expire(time.monotonic())
+            if not events:
+                self._check_liveness()
+        return [game.referee.outcome() for game in self.games]
+
+    # ------------------------------------------------------------------ sending
+
+    def _dispatch(self, game: _Game) -> None:
+        """Send the game's next request, or finish it."""
+        self._deliver(game)
+        decision = game.referee.decision()
+        if decision is None:
+            game.done = True
+            return
+        session = game.sessions[decision.seat]
+        if not session.alive:
+            self._deliver_notices(game, game.referee.fault(self._charge(session, decision.seat, game)))
+            self._dispatch(game)
+            return
+        seq = session.next_seq()
+        payload = make_request(seq, decision.match_id, decision.seat, decision.view, decision.legal_actions,
+                               decision.time_limit_ms, decision.bank_ms)
+        now = time.monotonic()
+        if not session.send(payload):
+            self._lose(session, session.classify_loss())
+            return
+        self.pending[(id(session), seq)] = _Pending(game, decision.seat, now, now + decision.budget_s, payload)
+        game.waiting = True
+
+    def _deliver_notices(self, game: _Game, notices: list[Notice]) -> None:
+        game.notices.extend(notices)
+        self._deliver(game)
+
+    def _deliver(self, game: _Game) -> None:
+        match_id = game.referee.match_id
+        for notice in game.notices:
+            session = game.sessions[notice.seat]
+            if not session.alive:
+                continue
+            if notice.kind == "hand_over":
+                assert notice.view is not None
+                session.send(make_hand_over(match_id, notice.seat, notice.view, notice.score, notice.carry))
+            else:
+                session.send(make_match_over(match_id, notice.seat, notice.score, notice.winner,
+                                             hands=notice.hands, forfeit=notice.forfeit, fault=notice.fault))
+        game.notices.clear()
+
+    # ------------------------------------------------------------------ receiving
+
+    def _on_message(self, session: BotSession, raw: bytes, now: float) -> None:
+        try:
+            reply = parse_reply(raw)
+        except ProtocolError as exc:
+            kind = FaultKind(exc.code)
+            if kind in (FaultKind.PROTOCOL, FaultKind.DISCONNECT):
+                self._lose(session, session.fail(kind, str(exc), reply=raw))
+            else:
+                self._fault_pending(session, kind, f"unreadable reply: {exc}", raw, now)
+            return
+        pending = self.pending.pop((id(session), reply.seq), None)
+        if pending is None or pending.game.referee.match_id != reply.game_id:
+            if pending is not None:  # right seq, wrong game: put it back, count the stray
+                self.pending[(id(session), reply.seq)] = pending
+            session.dropped_replies += 1
+            log.info("dropped a reply from %s with seq %s (never issued or stale)", session.name, reply.seq)
+            return
+        game = pending.game
+        game.waiting = False
+        self._deliver_notices(game, game.referee.answer(reply.action, now - pending.sent_at, raw))
+        self._dispatch(game)
+
+    def _fault_pending(self, session: BotSession, kind: FaultKind, detail: str, raw: bytes | None,
+                       now: float) -> None:
+        """A fault on a live link: charged to every request outstanding on it."""
+        for key in [k for k in self.pending if k[0] == id(session)]:
+            self._fault_request(key, session, kind, detail, now, raw)
+
+    def _lose(self, session: BotSession, death: Fault) -> None:
+        """The session is dead: every unfinished game it plays in gets the fault."""
+        for key in [k for k in self.pending if k[0] == id(session)]:
+            self.pending.pop(key).game.waiting = False
+        for game in self.games:
+            if game.done or session not in game.sessions:
+                continue
+            seat = game.sessions.index(session)
+            if game.waiting:
+                continue  # the other seat is thinking; the fault lands when this seat is asked
+            self._deliver_notices(game, game.referee.fault(self._charge(session, seat, game, death)))
+            self._dispatch(game)
+
+    def _charge(self, session: BotSession, seat: int, game: _Game, death: Fault | None = None) -> Fault:
+        """The session's death as a fault of ``seat`` in ``game``."""
+        base = death or session.death or Fault(FaultKind.CRASH, None, session.name, "bot process is gone")
+        return Fault(
+            kind=base.kind, seat=seat, bot=session.name, detail=base.detail, match_id=game.referee.match_id,
+            hand_index=game.referee.match.hand_index, reply=base.reply, dropped_replies=session.dropped_replies,
+            exit=base.exit, stderr_tail=base.stderr_tail,
+        )
+
+    # ------------------------------------------------------------------ clocks
+
+    def _next_wait(self) -> float:
+        now = time.monotonic()
+        nearest = min((p.deadline for p in self.pending.values()), default=now + _LIVENESS_S)
+        return max(0.0, min(nearest - now, _LIVENESS_S))
+
+    def _expire(self, now: float) -> None:
+        for key, pending in list(self.pending.items()):
+            if pending.deadline > now or key not in self.pending:
+                continue
+            session = pending.game.sessions[pending.seat]
+            detail = "no answer within the limit plus the bank"
+            if session.dropped_replies:
+                detail += f" ({session.dropped_replies} stray replies dropped)"
+            self._fault_request(key, session, FaultKind.TIMEOUT, detail, now)
+
+    def _fault_request(self, key: tuple[int, int], session: BotSession, kind: FaultKind, detail: str,
+                       now: float, raw: bytes | None = None) -> None:
+        """Charge ``kind`` to the seat that owes the answer to the request ``key``."""
+        pending = self.pending.pop(key)
+        game = pending.game
+        game.waiting = False
+        fault = Fault(
+            kind=kind, seat=pending.seat, bot=session.name, detail=detail, match_id=game.referee.match_id,
+            hand_index=game.referee.match.hand_index, request=truncate(pending.request),
+            reply=truncate(raw), elapsed_ms=round((now - pending.sent_at) * 1000.0, 3),
+            time_limit_ms=game.referee.clock.control.time_limit_ms,
+            bank_ms=game.referee.clock.bank_left_ms(pending.seat), dropped_replies=session.dropped_replies,
+            stderr_tail=session.stderr_tail(),
+        )
+        self._deliver_notices(game, game.referee.fault(fault))
+        self._dispatch(game)
+
+    def _check_liveness(self) -> None:
+        for session in self.sessions:
+            if session.alive and session.exited():
+                self._lose(session, session.classify_loss())
