@@ -2,11 +2,11 @@
 
 A bot is a folder holding ``bot.toml``::
 
-    name = "random"                      # required, non-empty string
+    name = "random"                      # required, 1-64 characters
     version = "1.0"                      # required, non-empty string
     protocol = "1"                       # required, protocol version (an integer is accepted)
     command = ["{python}", "bot.py"]     # required, non-empty list of strings
-    max_games = 16                       # optional, integer >= 1 (games at once it may serve)
+    max_games = 16                       # optional, integer >= 1 (default 1): games at once
     description = "..."                  # optional strings: description, author, language
     [env]                                # optional table of extra environment variables
     RANDOM_BOT_SEED = "7"
@@ -34,6 +34,7 @@ from arena.errors import ArenaError
 
 MANIFEST_NAME = "bot.toml"
 PYTHON_PLACEHOLDER = "{python}"
+MAX_NAME_LENGTH = 64
 _REQUIRED = ("name", "version", "protocol", "command")
 _OPTIONAL_STRINGS = ("description", "author", "language")
 _ALLOWED = frozenset((*_REQUIRED, "max_games", "env", *_OPTIONAL_STRINGS))
@@ -55,14 +56,15 @@ class ManifestError(ArenaError):
 
 @dataclass(frozen=True, slots=True)
 class Manifest:
-    """A validated ``bot.toml``. ``bot_dir`` is absolute; ``command`` is as written."""
+    """A validated ``bot.toml`` (protocol/PROTOCOL.md section 7). ``bot_dir`` is absolute;
+    ``command`` is as written (see ``argv()``)."""
 
     bot_dir: Path
     name: str
     version: str
     protocol: str
     command: tuple[str, ...]
-    max_games: int | None = None
+    max_games: int = 1
     env: Mapping[str, str] = field(default_factory=lambda: types.MappingProxyType({}),
                                    hash=False)
     description: str = ""
@@ -151,9 +153,8 @@ def _check(toml_path: Path, bot_dir: Path, data: dict[str, Any]) -> Manifest:
                                 "command")
     if not command[0].strip():
         raise ManifestError(toml_path, "the program (item 0) must not be empty", "command")
-    max_games = data.get("max_games")
-    if max_games is not None and (
-            not isinstance(max_games, int) or isinstance(max_games, bool) or max_games < 1):
+    max_games = data.get("max_games", 1)
+    if not isinstance(max_games, int) or isinstance(max_games, bool) or max_games < 1:
         raise ManifestError(toml_path, f"must be an integer >= 1, got {max_games!r}",
                             "max_games")
     env = data.get("env", {})
@@ -165,10 +166,14 @@ def _check(toml_path: Path, bot_dir: Path, data: dict[str, Any]) -> Manifest:
         if not isinstance(value, str) or "\x00" in value:
             raise ManifestError(toml_path, f"{key!r} must be a string, got {_tname(value)}",
                                 "env")
+    name = text("name", data["name"])
+    if len(name) > MAX_NAME_LENGTH:
+        raise ManifestError(toml_path, f"must be at most {MAX_NAME_LENGTH} characters",
+                            "name")
     extras = {k: text(k, data[k], required=False) for k in _OPTIONAL_STRINGS if k in data}
     return Manifest(
         bot_dir=bot_dir,
-        name=text("name", data["name"]),
+        name=name,
         version=text("version", data["version"]),
         protocol=text("protocol", protocol),
         command=tuple(command),

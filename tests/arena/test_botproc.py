@@ -123,13 +123,16 @@ def test_manifest_argv_leaves_non_paths_alone(tmp_path: Path) -> None:
 def test_manifest_protocol_may_be_an_integer(tmp_path: Path) -> None:
     folder = make_bot(tmp_path / "b", GOOD.replace('protocol = "1"', "protocol = 2"))
     assert load_manifest(folder).protocol == "2"
+    assert load_manifest(folder).max_games == 1  # the default
 
 
 @pytest.mark.unit
 @pytest.mark.parametrize("body, field, words", [
     (GOOD.replace('name = "b"\n', ""), "name", "missing"),
+    (GOOD.replace('name = "b"', "name = 7"), "name", "must be a string, got an integer"),
     (GOOD.replace('version = "1.0"', "version = 1.0"), "version", "must be a string, got a float"),
     (GOOD.replace('name = "b"', 'name = "  "'), "name", "must not be empty"),
+    (GOOD.replace('name = "b"', f'name = "{"x" * 65}"'), "name", "at most 64 characters"),
     (GOOD.replace('["{python}", "bot.py"]', '"python bot.py"'), "command", "non-empty list"),
     (GOOD.replace('["{python}", "bot.py"]', "[]"), "command", "empty list"),
     (GOOD.replace('["{python}", "bot.py"]', '["{python}", 3]'), "command", "item 1"),
