@@ -181,13 +181,14 @@ class Referee:
     def _apply(self, action: str, seat: int, elapsed_s: float | None) -> list[Notice]:
         match = self.match
         hand: Hand = match.hand
-        hand_index = match.hand_index
-        during = match.view(seat)["match"]
+        hand_index, score_before, carry_before = match.hand_index, match.score, match.carry
         result = match.apply(action)
         if elapsed_s is not None:
             self.think_ms.append((seat, hand_index, elapsed_s * 1000.0))
         if result is None:
             return []
+        during = {"hand_index": hand_index, "dealer": hand.dealer, "score": list(score_before),
+                  "carry": carry_before, "target": self.rules.match_target}
         notices = [
             Notice(seat=s, kind="hand_over", view={**hand.view(s), "match": during},
                    score=match.score, carry=match.carry)
