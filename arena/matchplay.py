@@ -59,10 +59,13 @@ class SessionPool:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def acquire(self, manifest: Manifest, pair_key: Any = None) -> BotSession:
-        """A ready session of ``manifest``'s bot that has not served ``pair_key``."""
+    def acquire(self, manifest: Manifest, pair_key: Any = None, *,
+                exclude: tuple[BotSession, ...] = ()) -> BotSession:
+        """A ready session of ``manifest``'s bot that has not served ``pair_key`` and is not in
+        ``exclude`` (the other seat's session: one process never plays both seats of a match)."""
         for session in self.idle:
             if (session.manifest == manifest and session.alive and session.load < session.max_games
+                    and session not in exclude
                     and (pair_key is None or pair_key not in session.served_pairs)):
                 break
         else:
@@ -107,7 +110,8 @@ def play_match(
 ) -> MatchOutcome:
     """Play one match, seat 0 = ``manifests[0]``; sessions come from (and return to) ``pool``."""
     settings = pool.settings
-    sessions = (pool.acquire(manifests[0], pair_key), pool.acquire(manifests[1], pair_key))
+    first = pool.acquire(manifests[0], pair_key)
+    sessions = (first, pool.acquire(manifests[1], pair_key, exclude=(first,)))
     names = names or (manifests[0].name, manifests[1].name)
     referee = Referee(match_id, seed, settings.rules, names, settings.time_control, settings.policy)
     try:
