@@ -8,6 +8,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from arena.errors import ArenaError
+from results.errors import StoreError
 
 Command = Callable[[argparse.Namespace], int]
 
@@ -15,6 +16,7 @@ Command = Callable[[argparse.Namespace], int]
 COMMAND_MODULES = (
     "arena.commands.demo",
     "arena.commands.match",
+    "arena.commands.tournament",
 )
 
 
@@ -37,7 +39,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away (``arena ... | head``)
         sys.stderr.close()
         return 0
-    except (ArenaError, ValueError, OSError) as exc:
+    except (ArenaError, StoreError, ValueError, OSError) as exc:
         print(f"arena: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

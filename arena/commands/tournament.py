@@ -1,0 +1,191 @@
+"""``arena run``, ``arena resume``, ``arena leaderboard``, ``arena show`` and ``arena verify``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+def _print_leaderboard(out: Path, fmt: str = "table", crosstable: bool = False) -> None:
+    """Print the leaderboard of the output folder and write its JSON and CSV exports there."""
+    from results.leaderboard import build_leaderboard
+    from results.store import DB_NAME, Store
+
+    with Store(out / DB_NAME, readonly=True) as store:
+        board = build_leaderboard(store)
+    (out / "leaderboard.json").write_text(board.to_json() + "\n", encoding="utf-8")
+    (out / "leaderboard.csv").write_text(board.to_csv(), encoding="utf-8")
+    if fmt == "json":
+        print(board.to_json())
+    elif fmt == "csv":
+        sys.stdout.write(board.to_csv())
+    else:
+        print(board.table())
+        if crosstable:
+            print()
+            print(board.crosstable_text())
+
+
+def _config_from_args(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    from arena.botproc import SandboxMode
+    from arena.clock import TimeControl
+    from arena.faults import FaultPolicy
+    from arena.schedule import Format
+    from arena.tournament import BotEntry, ConfigError, TournamentConfig, load_config
+
+    if args.file:
+        config = load_config(args.file)
+    else:
+        if not args.bots or len(args.bots) < 2:
+            raise ConfigError("give a tournament file, or at least two bot folders with --bots")
+        config = TournamentConfig(bots=tuple(BotEntry(Path(b).absolute()) for b in args.bots),
+                                  name=Path(args.out or "arena-out").name)
+    time_control = None
+    if args.time_limit_ms or args.bank_ms:
+        tc = config.time_control
+        time_control = TimeControl(time_limit_ms=args.time_limit_ms or tc.time_limit_ms,
+                                   bank_ms=args.bank_ms or tc.bank_ms, handshake_ms=tc.handshake_ms)
+    return config.with_overrides(
+        output=Path(args.out).absolute() if args.out else None,
+        seed=args.seed,
+        pairs_per_pairing=args.pairs,
+        format=Format(args.format) if args.format else None,
+        concurrency=args.concurrency,
+        profile=args.profile_override,
+        fault_policy=FaultPolicy(args.policy) if args.policy else None,
+        sandbox=SandboxMode(args.sandbox) if args.sandbox else None,
+        fresh=True if args.fresh else None,
+        cluster=args.cluster,
+        time_control=time_control,
+    )
+
+
+def _run(config, args: argparse.Namespace) -> int:  # type: ignore[no-untyped-def]
+    from arena.logsetup import setup_logging
+    from arena.runner import LOG_NAME, check_output_folder, run_tournament
+
+    check_output_folder(config.output)
+    setup_logging(config.output / LOG_NAME, verbose=args.verbose)
+    report = run_tournament(config, progress=False if args.quiet else None)
+    done = report.pairs_done_before + report.pairs_played
+    print(f"{config.name}: {report.pairs_played} pairs played now, {done}/{report.pairs_total} stored, "
+          f"{report.faults} faults, {report.seconds:.1f} s; results in {config.output}")
+    if report.interrupted:
+        print(f"interrupted: 'arena resume {config.output}' continues where it stopped", file=sys.stderr)
+    _print_leaderboard(config.output)
+    return 130 if report.interrupted else 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """Run a tournament from a file or flags; on an existing output folder, continue it."""
+    return _run(_config_from_args(args), args)
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    """Continue the tournament stored in DIR with its own settings."""
+    from arena.tournament import TournamentConfig
+    from results.store import DB_NAME, Store
+
+    out = Path(args.dir).absolute()
+    with Store(out / DB_NAME, readonly=True) as store:
+        config = TournamentConfig.from_dict(json.loads(store.tournament()["config_json"]))
+    return _run(config.with_overrides(output=out, concurrency=args.concurrency), args)
+
+
+def cmd_leaderboard(args: argparse.Namespace) -> int:
+    """Print the leaderboard and write leaderboard.json and leaderboard.csv into DIR."""
+    _print_leaderboard(Path(args.dir), args.format, args.crosstable)
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    """Replay a stored match as text."""
+    from arena.render import hand_lines
+    from results.store import DB_NAME, Store
+
+    with Store(Path(args.dir) / DB_NAME, readonly=True) as store:
+        tid = store.tournament()["id"]
+        match = store.match_by_id(tid, args.match)
+        if match is None:
+            ids = [m["match_id"] for m in store.matches(tid)[:5]]
+            print(f"arena: error: no match {args.match!r} in {args.dir} (ids look like {', '.join(ids)})",
+                  file=sys.stderr)
+            return 2
+        labels = [e["label"] for e in store.entrants(tid)]
+        names = (labels[match["seat0"]], labels[match["seat1"]])
+        hands = store.hands(match["id"])
+        faults = [f for f in store.faults(tid) if f["match_id"] == args.match]
+    print(f"{match['match_id']}: {names[0]} (seat 0) vs {names[1]} (seat 1), seed {match['seed']}")
+    for row in hands:
+        first, *rest = hand_lines(json.loads(row["record_json"]), names)
+        print(f"\nHand {row['hand_index'] + 1}: {first}")
+        print("\n".join(rest))
+    for fault in faults:
+        print(f"\nFAULT {fault['kind']} by {fault['seat'] if fault['seat'] is not None else 'arena'}: {fault['detail']}")
+    if match["void"]:
+        print("\nvoid match (harness fault), not rated")
+    else:
+        how = "by forfeit" if match["forfeit"] else f"{match['score0']}-{match['score1']}"
+        print(f"\n{names[match['winner_seat']]} wins {how}")
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    """Re-simulate every stored hand through the engine; exit 1 on any mismatch."""
+    from results.store import DB_NAME, Store
+    from results.verify import verify
+
+    with Store(Path(args.dir) / DB_NAME, readonly=True) as store:
+        checked, problems = verify(store)
+    for problem in problems:
+        where = problem.match_id + (f" hand {problem.hand_index + 1}" if problem.hand_index is not None else "")
+        print(f"MISMATCH {where}: {problem.problem}")
+    print(f"{checked} hands re-simulated, {len(problems)} mismatches")
+    return 1 if problems else 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add the subcommands."""
+    run = sub.add_parser("run", help="run a tournament (continues it if the output folder has one)")
+    run.add_argument("file", nargs="?", help="tournament file (TOML); see arena/tournament.py for the keys")
+    run.add_argument("--bots", nargs="+", metavar="BOT_DIR", help="bot folders (without a tournament file)")
+    run.add_argument("--out", help="output folder (results database, logs, exports)")
+    run.add_argument("--seed", type=int, help="tournament seed")
+    run.add_argument("--pairs", type=int, help="pairs per pairing (each pair = 2 matches, seats swapped)")
+    run.add_argument("--format", choices=["round_robin", "double_round_robin", "gauntlet"])
+    run.add_argument("--concurrency", type=int, help="pairs played at once (default: CPU count)")
+    run.add_argument("--profile", dest="profile_override", choices=["default", "pagat", "santase"],
+                     help="rules profile")
+    run.add_argument("--time-limit-ms", type=int, help="per-decision limit")
+    run.add_argument("--bank-ms", type=int, help="match time bank per seat")
+    run.add_argument("--policy", choices=["strict", "lenient"], help="fault policy")
+    run.add_argument("--sandbox", choices=["auto", "bwrap", "fallback"])
+    run.add_argument("--fresh", action="store_true", help="new bot processes for every match")
+    run.add_argument("--cluster", metavar="tcp://HOST:PORT", help="run pairs on a Dask scheduler")
+    run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.add_argument("-v", "--verbose", action="store_true", help="log INFO lines to the terminal")
+    run.set_defaults(func=cmd_run)
+
+    resume = sub.add_parser("resume", help="continue an interrupted tournament")
+    resume.add_argument("dir", metavar="DIR")
+    resume.add_argument("--concurrency", type=int)
+    resume.add_argument("--quiet", action="store_true")
+    resume.add_argument("-v", "--verbose", action="store_true")
+    resume.set_defaults(func=cmd_resume)
+
+    board = sub.add_parser("leaderboard", help="print the leaderboard; write leaderboard.json/.csv")
+    board.add_argument("dir", metavar="DIR")
+    board.add_argument("--format", choices=["table", "json", "csv"], default="table")
+    board.add_argument("--crosstable", action="store_true", help="also print head-to-head scores")
+    board.set_defaults(func=cmd_leaderboard)
+
+    show = sub.add_parser("show", help="replay a stored match as text")
+    show.add_argument("dir", metavar="DIR")
+    show.add_argument("match", metavar="MATCH", help="match id, e.g. p00003h1")
+    show.set_defaults(func=cmd_show)
+
+    verify = sub.add_parser("verify", help="re-simulate every stored hand and report mismatches")
+    verify.add_argument("dir", metavar="DIR")
+    verify.set_defaults(func=cmd_verify)
+

@@ -1,0 +1,51 @@
+"""Logging for long runs: a tqdm-safe console, the run's log file, and worker records forwarded.
+
+Called once, from the CLI, before the worker pool exists (research/libraries.md section 2.4):
+the start method is pinned to fork, a tqdm-aware console handler and the file handler are
+installed, then multiprocessing-logging wraps them so forked workers' records reach them.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import sys
+from pathlib import Path
+
+import multiprocessing_logging
+from tqdm import tqdm
+
+FORMAT = "%(asctime)s %(levelname)s %(processName)s %(name)s: %(message)s"
+_installed = False
+
+
+class TqdmHandler(logging.Handler):
+    """Writes records above the progress bar instead of through it."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            tqdm.write(self.format(record), file=sys.stderr)
+        except Exception:
+            self.handleError(record)
+
+
+def setup_logging(log_file: Path | None, verbose: bool = False) -> None:
+    """Install the console and file handlers and forward worker records (once per process)."""
+    global _installed
+    if _installed:
+        return
+    if multiprocessing.get_start_method(allow_none=True) is None:
+        multiprocessing.set_start_method("fork")
+    root = logging.getLogger()
+    root.setLevel(logging.INFO)
+    console = TqdmHandler()
+    console.setLevel(logging.INFO if verbose else logging.WARNING)
+    console.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    root.addHandler(console)
+    if log_file is not None:
+        log_file.parent.mkdir(parents=True, exist_ok=True)
+        file_handler = logging.FileHandler(log_file, encoding="utf-8")
+        file_handler.setFormatter(logging.Formatter(FORMAT))
+        root.addHandler(file_handler)
+    multiprocessing_logging.install_mp_handler()
+    _installed = True

@@ -1,0 +1,231 @@
+"""Tournament settings: read from a TOML file or built from flags, checked on load.
+
+A tournament file looks like this (every key but ``bots`` is optional)::
+
+    name = "demo"
+    format = "round_robin"        # round_robin | double_round_robin | gauntlet
+    pairs_per_pairing = 2         # each pair = the same decks twice, seats swapped
+    seed = 7
+    concurrency = 2               # parallel pairs (default: the number of CPUs)
+    output = "arena-out/demo"     # relative to this file
+    fault_policy = "strict"       # strict | lenient
+    sandbox = "auto"              # auto | bwrap | fallback
+    fresh = false                 # new bot processes for every match
+
+    [rules]
+    profile = "default"           # default | pagat | santase, then any RULES.md option
+    match_target = 7
+
+    [time_control]
+    time_limit_ms = 1000
+    bank_ms = 10000
+    handshake_ms = 10000
+
+    [[bots]]
+    path = "bots/random"          # a bot folder (relative to this file) ...
+    [[bots]]
+    path = "bots/greedy"
+    name = "greedy-v2"            # ... with an optional label; the first bot is the gauntlet's challenger
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from arena.botproc import SandboxMode
+from arena.clock import TimeControl
+from arena.engine import Rules
+from arena.errors import ArenaError
+from arena.faults import FaultPolicy
+from arena.schedule import Format
+
+_TOP_KEYS = {"name", "format", "pairs_per_pairing", "seed", "concurrency", "output", "fault_policy",
+             "sandbox", "fresh", "rules", "time_control", "bots", "cluster"}
+_TIME_KEYS = {"time_limit_ms", "bank_ms", "handshake_ms"}
+_BOT_KEYS = {"path", "name"}
+
+
+class ConfigError(ArenaError):
+    """A tournament file or flag set that cannot be used; the message names the file and key."""
+
+    code = "config"
+
+
+@dataclass(frozen=True, slots=True)
+class BotEntry:
+    """One entrant: a bot folder and an optional label."""
+
+    path: Path
+    label: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TournamentConfig:
+    """Everything that defines a tournament run."""
+
+    bots: tuple[BotEntry, ...]
+    name: str = "tournament"
+    format: Format = Format.ROUND_ROBIN
+    pairs_per_pairing: int = 1
+    seed: int = 1
+    concurrency: int = field(default_factory=lambda: os.cpu_count() or 1)
+    output: Path = Path("arena-out")
+    fault_policy: FaultPolicy = FaultPolicy.STRICT
+    sandbox: SandboxMode = SandboxMode.AUTO
+    fresh: bool = False
+    profile: str = "default"
+    rule_options: tuple[tuple[str, Any], ...] = ()
+    time_control: TimeControl = field(default_factory=TimeControl)
+    cluster: str | None = None
+
+    @property
+    def rules(self) -> Rules:
+        """The rules of every match."""
+        return Rules.profile(self.profile, **dict(self.rule_options))
+
+    def schedule_key(self) -> dict[str, Any]:
+        """What fixes the schedule and the results: a resumed run must match it exactly."""
+        return {
+            "name": self.name,
+            "format": str(self.format),
+            "pairs_per_pairing": self.pairs_per_pairing,
+            "seed": self.seed,
+            "rules": self.rules.to_dict(),
+            "fault_policy": str(self.fault_policy),
+            "time_control": {"time_limit_ms": self.time_control.time_limit_ms, "bank_ms": self.time_control.bank_ms,
+                             "handshake_ms": self.time_control.handshake_ms},
+            "bots": [{"path": str(b.path), "label": b.label} for b in self.bots],
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """The whole configuration as stored with the tournament (paths absolute)."""
+        return {
+            **self.schedule_key(),
+            "profile": self.profile,
+            "rule_options": dict(self.rule_options),
+            "concurrency": self.concurrency,
+            "output": str(self.output),
+            "sandbox": str(self.sandbox),
+            "fresh": self.fresh,
+            "cluster": self.cluster,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TournamentConfig:
+        """The inverse of ``to_dict`` (what ``arena resume`` reads back)."""
+        return cls(
+            bots=tuple(BotEntry(Path(b["path"]), b["label"]) for b in data["bots"]),
+            name=data["name"],
+            format=Format(data["format"]),
+            pairs_per_pairing=data["pairs_per_pairing"],
+            seed=data["seed"],
+            concurrency=data["concurrency"],
+            output=Path(data["output"]),
+            fault_policy=FaultPolicy(data["fault_policy"]),
+            sandbox=SandboxMode(data["sandbox"]),
+            fresh=data["fresh"],
+            profile=data["profile"],
+            rule_options=tuple(sorted(data["rule_options"].items())),
+            time_control=TimeControl(**data["time_control"]),
+            cluster=data.get("cluster"),
+        )
+
+    def with_overrides(self, **changes: Any) -> TournamentConfig:
+        """A copy with some fields replaced (flags given on the command line)."""
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+
+def _expect(where: str, key: str, value: Any, kind: type | tuple[type, ...], what: str) -> Any:
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise ConfigError(f"{where}: {key!r} must be {what}, not {value!r}")
+    return value
+
+
+def _choice(where: str, key: str, value: Any, enum: Any) -> Any:
+    try:
+        return enum(value)
+    except ValueError:
+        choices = ", ".join(repr(str(m)) for m in enum)
+        raise ConfigError(f"{where}: {key!r} must be one of {choices}, not {value!r}") from None
+
+
+def load_config(path: Path | str) -> TournamentConfig:
+    """Read and check a tournament file; ConfigError names the file and the key at fault."""
+    path = Path(path)
+    where = str(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{where}: no such tournament file") from None
+    except (UnicodeDecodeError, IsADirectoryError, PermissionError) as exc:
+        raise ConfigError(f"{where}: cannot read the tournament file ({exc})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{where}: not valid TOML ({exc})") from None
+    return config_from_dict(data, where=where, base=path.parent)
+
+
+def config_from_dict(data: dict[str, Any], *, where: str, base: Path) -> TournamentConfig:
+    """Check a parsed tournament table; relative paths are taken from ``base``."""
+    unknown = sorted(set(data) - _TOP_KEYS)
+    if unknown:
+        raise ConfigError(f"{where}: unknown key {unknown[0]!r}; known keys: {', '.join(sorted(_TOP_KEYS))}")
+    bots_raw = data.get("bots")
+    if not isinstance(bots_raw, list) or len(bots_raw) < 2:
+        raise ConfigError(f"{where}: 'bots' must list at least two [[bots]] tables")
+    bots = []
+    for i, entry in enumerate(bots_raw):
+        spot = f"{where}: bots[{i}]"
+        if isinstance(entry, str):
+            entry = {"path": entry}
+        if not isinstance(entry, dict):
+            raise ConfigError(f"{spot}: must be a table with 'path' (and optional 'name')")
+        extra = sorted(set(entry) - _BOT_KEYS)
+        if extra:
+            raise ConfigError(f"{spot}: unknown key {extra[0]!r}")
+        raw_path = _expect(spot, "path", entry.get("path"), str, "a bot folder path")
+        label = entry.get("name")
+        if label is not None:
+            _expect(spot, "name", label, str, "a string")
+        bots.append(BotEntry((base / raw_path).absolute(), label))
+    rules_table = data.get("rules", {})
+    _expect(where, "rules", rules_table, dict, "a table")
+    rules_table = dict(rules_table)
+    profile = rules_table.pop("profile", "default")
+    time_table = data.get("time_control", {})
+    _expect(where, "time_control", time_table, dict, "a table")
+    unknown = sorted(set(time_table) - _TIME_KEYS)
+    if unknown:
+        raise ConfigError(f"{where}: [time_control] unknown key {unknown[0]!r}")
+    try:
+        Rules.profile(profile, **rules_table)
+        time_control = TimeControl(**time_table)
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    config = TournamentConfig(
+        bots=tuple(bots),
+        name=_expect(where, "name", data.get("name", "tournament"), str, "a string"),
+        format=_choice(where, "format", data.get("format", "round_robin"), Format),
+        pairs_per_pairing=_positive(where, "pairs_per_pairing", data.get("pairs_per_pairing", 1)),
+        seed=_expect(where, "seed", data.get("seed", 1), int, "an integer"),
+        concurrency=_positive(where, "concurrency", data.get("concurrency", os.cpu_count() or 1)),
+        output=(base / _expect(where, "output", data.get("output", "arena-out"), str, "a folder path")).absolute(),
+        fault_policy=_choice(where, "fault_policy", data.get("fault_policy", "strict"), FaultPolicy),
+        sandbox=_choice(where, "sandbox", data.get("sandbox", "auto"), SandboxMode),
+        fresh=_expect(where, "fresh", data.get("fresh", False), bool, "true or false"),
+        profile=profile,
+        rule_options=tuple(sorted(rules_table.items())),
+        time_control=time_control,
+        cluster=data.get("cluster"),
+    )
+    return config
+
+
+def _positive(where: str, key: str, value: Any) -> int:
+    _expect(where, key, value, int, "a positive integer")
+    if value < 1:
+        raise ConfigError(f"{where}: {key!r} must be a positive integer, not {value!r}")
+    return int(value)

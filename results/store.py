@@ -1,0 +1,369 @@
+"""The results store: one SQLite file per tournament output folder.
+
+WAL, one writer, ``BEGIN IMMEDIATE`` around every write, one transaction per finished pair
+(both matches with their hands, faults and think times, plus the rating snapshots the pair
+made possible). Schema changes are numbered migrations recorded in ``PRAGMA user_version``;
+``PRAGMA application_id`` marks the file as ours so a foreign database is refused.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from .errors import StoreError
+
+APPLICATION_ID = 0x36364152  # "66AR"
+DB_NAME = "arena.sqlite"
+
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE tournaments (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL,
+        seed INTEGER NOT NULL,
+        config_json TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        finished_at TEXT
+    );
+    CREATE TABLE bots (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL,
+        version TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        path TEXT NOT NULL,
+        UNIQUE (name, version, fingerprint)
+    );
+    CREATE TABLE entrants (
+        tournament_id INTEGER NOT NULL REFERENCES tournaments(id),
+        entrant INTEGER NOT NULL,
+        bot_id INTEGER NOT NULL REFERENCES bots(id),
+        label TEXT NOT NULL,
+        PRIMARY KEY (tournament_id, entrant),
+        UNIQUE (tournament_id, label)
+    );
+    CREATE TABLE pairs (
+        tournament_id INTEGER NOT NULL REFERENCES tournaments(id),
+        pair_index INTEGER NOT NULL,
+        entrant_a INTEGER NOT NULL,
+        entrant_b INTEGER NOT NULL,
+        seed INTEGER NOT NULL,
+        finished_at TEXT,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (tournament_id, pair_index)
+    );
+    CREATE TABLE matches (
+        id INTEGER PRIMARY KEY,
+        tournament_id INTEGER NOT NULL,
+        pair_index INTEGER NOT NULL,
+        half INTEGER NOT NULL CHECK (half IN (0, 1)),
+        match_id TEXT NOT NULL,
+        seed INTEGER NOT NULL,
+        seat0 INTEGER NOT NULL,
+        seat1 INTEGER NOT NULL,
+        winner_seat INTEGER CHECK (winner_seat IN (0, 1)),
+        score0 INTEGER NOT NULL,
+        score1 INTEGER NOT NULL,
+        forfeit INTEGER NOT NULL,
+        void INTEGER NOT NULL,
+        hands INTEGER NOT NULL,
+        interrupted_json TEXT,
+        UNIQUE (tournament_id, pair_index, half),
+        FOREIGN KEY (tournament_id, pair_index) REFERENCES pairs(tournament_id, pair_index)
+    );
+    CREATE TABLE hands (
+        match_row INTEGER NOT NULL REFERENCES matches(id),
+        hand_index INTEGER NOT NULL,
+        winner_seat INTEGER,
+        game_points INTEGER NOT NULL,
+        reason TEXT NOT NULL,
+        total0 INTEGER NOT NULL,
+        total1 INTEGER NOT NULL,
+        tricks0 INTEGER NOT NULL,
+        tricks1 INTEGER NOT NULL,
+        record_json TEXT NOT NULL,
+        PRIMARY KEY (match_row, hand_index)
+    );
+    CREATE TABLE faults (
+        id INTEGER PRIMARY KEY,
+        match_row INTEGER NOT NULL REFERENCES matches(id),
+        seat INTEGER,
+        entrant INTEGER,
+        kind TEXT NOT NULL CHECK (kind IN ('crash', 'timeout', 'malformed', 'illegal', 'disconnect',
+                                           'protocol', 'harness')),
+        detail TEXT NOT NULL,
+        fault_json TEXT NOT NULL
+    );
+    CREATE TABLE think_times (
+        match_row INTEGER NOT NULL REFERENCES matches(id),
+        seat INTEGER NOT NULL,
+        entrant INTEGER NOT NULL,
+        times_ms_json TEXT NOT NULL,
+        PRIMARY KEY (match_row, seat)
+    );
+    CREATE TABLE rating_snapshots (
+        tournament_id INTEGER NOT NULL,
+        after_pair INTEGER NOT NULL,
+        entrant INTEGER NOT NULL,
+        mu REAL NOT NULL,
+        sigma REAL NOT NULL,
+        PRIMARY KEY (tournament_id, after_pair, entrant)
+    );
+    CREATE INDEX faults_by_entrant ON faults (entrant);
+    """,
+)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+class Store:
+    """A results database; use as a context manager. All writes go through ``transaction()``."""
+
+    def __init__(self, path: Path, *, create: bool = False, readonly: bool = False) -> None:
+        self.path = Path(path)
+        if not self.path.exists() and not create:
+            raise StoreError(f"{self.path}: no results database here")
+        if self.path.exists() and not self.path.is_file():
+            raise StoreError(f"{self.path}: not a file")
+        try:
+            if readonly:
+                self.db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, isolation_level=None, timeout=10)
+            else:
+                self.db = sqlite3.connect(self.path, isolation_level=None, timeout=10)
+            self.db.row_factory = sqlite3.Row
+            self._check_identity(create and not readonly)
+            self._configure(readonly)
+            self._migrate()
+        except sqlite3.DatabaseError as exc:
+            self.close()
+            raise StoreError(f"{self.path}: not a Sixty-Six Arena results database ({exc})") from exc
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connection (idempotent)."""
+        db = getattr(self, "db", None)
+        if db is not None:
+            db.close()
+            self.db = None  # type: ignore[assignment]
+
+    def _configure(self, readonly: bool) -> None:
+        pragmas = {"foreign_keys": "ON", "busy_timeout": "10000"}
+        if not readonly:
+            pragmas.update(journal_mode="WAL", synchronous="NORMAL")
+        for name, value in pragmas.items():
+            self.db.execute(f"PRAGMA {name} = {value}")
+        if not readonly:
+            mode = self.db.execute("PRAGMA journal_mode").fetchone()[0]
+            if mode.lower() != "wal":
+                raise StoreError(f"{self.path}: could not switch to WAL journaling (got {mode})")
+        if self.db.execute("PRAGMA foreign_keys").fetchone()[0] != 1:
+            raise StoreError(f"{self.path}: foreign keys could not be enabled")
+
+    def _check_identity(self, create: bool) -> None:
+        """Refuse a foreign file before changing anything in it; mark a new one as ours."""
+        app_id = self.db.execute("PRAGMA application_id").fetchone()[0]
+        tables = self.db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        if app_id != APPLICATION_ID:
+            if app_id != 0 or tables or not create:
+                raise StoreError(f"{self.path}: not a Sixty-Six Arena results database")
+            self.db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+
+    def _migrate(self) -> None:
+        version = self.db.execute("PRAGMA user_version").fetchone()[0]
+        if version > len(MIGRATIONS):
+            raise StoreError(f"{self.path}: written by a newer arena (schema {version}, this one knows "
+                             f"{len(MIGRATIONS)})")
+        for number in range(version, len(MIGRATIONS)):
+            with self.transaction():
+                for statement in MIGRATIONS[number].split(";"):
+                    if statement.strip():
+                        self.db.execute(statement)
+                self.db.execute(f"PRAGMA user_version = {number + 1}")
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """``BEGIN IMMEDIATE`` ... ``COMMIT``; rolls back on any exception."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.db
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+    # ------------------------------------------------------------------ set-up
+
+    def create_tournament(self, name: str, seed: int, config: dict[str, Any],
+                          entrants: list[dict[str, str]], pairs: list[tuple[int, int, int, int]]) -> int:
+        """Store a new tournament, its entrants (bots) and its whole schedule; returns its id."""
+        with self.transaction() as db:
+            tid = db.execute(
+                "INSERT INTO tournaments (name, seed, config_json, created_at) VALUES (?, ?, ?, ?)",
+                (name, seed, json.dumps(config, sort_keys=True), _now()),
+            ).lastrowid
+            assert tid is not None
+            for index, bot in enumerate(entrants):
+                db.execute(
+                    "INSERT OR IGNORE INTO bots (name, version, fingerprint, path) VALUES (?, ?, ?, ?)",
+                    (bot["name"], bot["version"], bot["fingerprint"], bot["path"]),
+                )
+                bot_id = db.execute(
+                    "SELECT id FROM bots WHERE name = ? AND version = ? AND fingerprint = ?",
+                    (bot["name"], bot["version"], bot["fingerprint"]),
+                ).fetchone()[0]
+                db.execute("INSERT INTO entrants (tournament_id, entrant, bot_id, label) VALUES (?, ?, ?, ?)",
+                           (tid, index, bot_id, bot["label"]))
+            db.executemany(
+                "INSERT INTO pairs (tournament_id, pair_index, entrant_a, entrant_b, seed) VALUES (?, ?, ?, ?, ?)",
+                [(tid, index, a, b, seed_) for index, a, b, seed_ in pairs],
+            )
+        return int(tid)
+
+    # ------------------------------------------------------------------ reads
+
+    def has_tournament(self) -> bool:
+        """Whether a tournament was created in this store."""
+        return self.db.execute("SELECT 1 FROM tournaments LIMIT 1").fetchone() is not None
+
+    def tournament(self) -> sqlite3.Row:
+        """The folder's tournament (there is exactly one)."""
+        row = self.db.execute("SELECT * FROM tournaments ORDER BY id LIMIT 1").fetchone()
+        if row is None:
+            raise StoreError(f"{self.path}: holds no tournament")
+        return row
+
+    def entrants(self, tid: int) -> list[sqlite3.Row]:
+        """Entrants with their bots, by entrant number."""
+        return self.db.execute(
+            "SELECT e.entrant, e.label, b.id AS bot_id, b.name, b.version, b.fingerprint, b.path "
+            "FROM entrants e JOIN bots b ON b.id = e.bot_id WHERE e.tournament_id = ? ORDER BY e.entrant",
+            (tid,),
+        ).fetchall()
+
+    def pairs(self, tid: int) -> list[sqlite3.Row]:
+        """Every scheduled pair in schedule order."""
+        return self.db.execute("SELECT * FROM pairs WHERE tournament_id = ? ORDER BY pair_index", (tid,)).fetchall()
+
+    def finished_pairs(self, tid: int) -> set[int]:
+        """Indices of the pairs whose results are stored."""
+        rows = self.db.execute("SELECT pair_index FROM pairs WHERE tournament_id = ? AND finished_at IS NOT NULL",
+                               (tid,))
+        return {row[0] for row in rows}
+
+    def matches(self, tid: int) -> list[sqlite3.Row]:
+        """Every stored match in schedule order (pair index, then half)."""
+        return self.db.execute(
+            "SELECT * FROM matches WHERE tournament_id = ? ORDER BY pair_index, half", (tid,)
+        ).fetchall()
+
+    def match_by_id(self, tid: int, match_id: str) -> sqlite3.Row | None:
+        """One match by its id (``p00012h1``)."""
+        return self.db.execute("SELECT * FROM matches WHERE tournament_id = ? AND match_id = ?",
+                               (tid, match_id)).fetchone()
+
+    def hands(self, match_row: int) -> list[sqlite3.Row]:
+        """A match's hands in order."""
+        return self.db.execute("SELECT * FROM hands WHERE match_row = ? ORDER BY hand_index", (match_row,)).fetchall()
+
+    def all_hands(self, tid: int) -> Iterator[sqlite3.Row]:
+        """Every stored hand of the tournament with its match's seats, in schedule order."""
+        yield from self.db.execute(
+            "SELECT h.*, m.match_id, m.seat0, m.seat1 FROM hands h JOIN matches m ON m.id = h.match_row "
+            "WHERE m.tournament_id = ? ORDER BY m.pair_index, m.half, h.hand_index",
+            (tid,),
+        )
+
+    def faults(self, tid: int) -> list[sqlite3.Row]:
+        """Every fault, with the match id, in schedule order."""
+        return self.db.execute(
+            "SELECT f.*, m.match_id FROM faults f JOIN matches m ON m.id = f.match_row "
+            "WHERE m.tournament_id = ? ORDER BY m.pair_index, m.half, f.id",
+            (tid,),
+        ).fetchall()
+
+    def think_times(self, tid: int) -> list[sqlite3.Row]:
+        """Per match and seat, the decision times in milliseconds (JSON arrays)."""
+        return self.db.execute(
+            "SELECT t.* FROM think_times t JOIN matches m ON m.id = t.match_row WHERE m.tournament_id = ?",
+            (tid,),
+        ).fetchall()
+
+    def snapshots(self, tid: int) -> list[sqlite3.Row]:
+        """Rating snapshots in schedule order."""
+        return self.db.execute(
+            "SELECT * FROM rating_snapshots WHERE tournament_id = ? ORDER BY after_pair, entrant", (tid,)
+        ).fetchall()
+
+    # ------------------------------------------------------------------ writes
+
+    def record_pair(self, tid: int, pair_index: int, outcomes: list[dict[str, Any]], seats: list[tuple[int, int]],
+                    snapshots: list[tuple[int, dict[int, tuple[float, float]]]], attempts: int = 1) -> None:
+        """Store one finished pair (both halves) and the rating snapshots it unlocked, atomically."""
+        with self.transaction() as db:
+            done = db.execute("SELECT finished_at FROM pairs WHERE tournament_id = ? AND pair_index = ?",
+                              (tid, pair_index)).fetchone()
+            if done is None:
+                raise StoreError(f"pair {pair_index} is not in the schedule of tournament {tid}")
+            if done[0] is not None:
+                raise StoreError(f"pair {pair_index} is already stored")
+            for half, (outcome, (seat0, seat1)) in enumerate(zip(outcomes, seats)):
+                self._insert_match(db, tid, pair_index, half, outcome, (seat0, seat1))
+            db.execute("UPDATE pairs SET finished_at = ?, attempts = ? WHERE tournament_id = ? AND pair_index = ?",
+                       (_now(), attempts, tid, pair_index))
+            for after_pair, ratings in snapshots:
+                db.executemany(
+                    "INSERT INTO rating_snapshots (tournament_id, after_pair, entrant, mu, sigma) VALUES (?, ?, ?, ?, ?)",
+                    [(tid, after_pair, entrant, mu, sigma) for entrant, (mu, sigma) in sorted(ratings.items())],
+                )
+
+    def _insert_match(self, db: sqlite3.Connection, tid: int, pair_index: int, half: int,
+                      outcome: dict[str, Any], seats: tuple[int, int]) -> None:
+        interrupted = outcome.get("interrupted")
+        row = db.execute(
+            "INSERT INTO matches (tournament_id, pair_index, half, match_id, seed, seat0, seat1, winner_seat, "
+            "score0, score1, forfeit, void, hands, interrupted_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (tid, pair_index, half, outcome["match_id"], outcome["seed"], seats[0], seats[1], outcome["winner"],
+             outcome["score"][0], outcome["score"][1], int(outcome["forfeit"]), int(outcome["void"]),
+             len(outcome["results"]), json.dumps(interrupted) if interrupted else None),
+        ).lastrowid
+        db.executemany(
+            "INSERT INTO hands (match_row, hand_index, winner_seat, game_points, reason, total0, total1, tricks0, "
+            "tricks1, record_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (row, i, r["winner"], r["game_points"], r["reason"], r["totals"][0], r["totals"][1],
+                 r["tricks"][0], r["tricks"][1], json.dumps(record, separators=(",", ":")))
+                for i, (r, record) in enumerate(zip(outcome["results"], outcome["records"]))
+            ],
+        )
+        db.executemany(
+            "INSERT INTO faults (match_row, seat, entrant, kind, detail, fault_json) VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                (row, f["seat"], None if f["seat"] is None else seats[f["seat"]], f["kind"], f["detail"],
+                 json.dumps(f))
+                for f in outcome["faults"]
+            ],
+        )
+        by_seat: dict[int, list[float]] = {0: [], 1: []}
+        for seat, _hand, ms in outcome["think_ms"]:
+            by_seat[seat].append(round(ms, 3))
+        db.executemany(
+            "INSERT INTO think_times (match_row, seat, entrant, times_ms_json) VALUES (?, ?, ?, ?)",
+            [(row, seat, seats[seat], json.dumps(times)) for seat, times in by_seat.items()],
+        )
+
+    def finish_tournament(self, tid: int) -> None:
+        """Mark the tournament finished (every pair stored)."""
+        with self.transaction() as db:
+            db.execute("UPDATE tournaments SET finished_at = ? WHERE id = ?", (_now(), tid))
