@@ -159,24 +159,35 @@ class _Conductor:
 
     def _lose(self, session: BotSession, death: Fault) -> None:
         """The session is dead: every unfinished game it plays in gets the fault."""
+        owed: dict[int, _Pending] = {}  # id(game) -> the request the dead bot owed in it
         for key in [k for k in self.pending if k[0] == id(session)]:
-            self.pending.pop(key).game.waiting = False
+            pending = self.pending.pop(key)
+            pending.game.waiting = False
+            owed[id(pending.game)] = pending
+        now = time.monotonic()
         for game in self.games:
             if game.done or session not in game.sessions:
                 continue
             seat = game.sessions.index(session)
             if game.waiting:
                 continue  # the other seat is thinking; the fault lands when this seat is asked
-            self._deliver_notices(game, game.referee.fault(self._charge(session, seat, game, death)))
+            fault = self._charge(session, seat, game, death, owed.get(id(game)), now)
+            self._deliver_notices(game, game.referee.fault(fault))
             self._dispatch(game)
 
-    def _charge(self, session: BotSession, seat: int, game: _Game, death: Fault | None = None) -> Fault:
-        """The session's death as a fault of ``seat`` in ``game``."""
+    def _charge(self, session: BotSession, seat: int, game: _Game, death: Fault | None = None,
+                pending: _Pending | None = None, now: float = 0.0) -> Fault:
+        """The session's death as a fault of ``seat`` in ``game`` (with the request it owed)."""
         base = death or session.death or Fault(FaultKind.CRASH, None, session.name, "bot process is gone")
+        clock = game.referee.clock
         return Fault(
             kind=base.kind, seat=seat, bot=session.name, detail=base.detail, match_id=game.referee.match_id,
             hand_index=game.referee.match.hand_index, reply=base.reply, dropped_replies=session.dropped_replies,
             exit=base.exit, stderr_tail=base.stderr_tail,
+            request=truncate(pending.request) if pending else None,
+            elapsed_ms=round((now - pending.sent_at) * 1000.0, 3) if pending else None,
+            time_limit_ms=clock.control.time_limit_ms if pending else None,
+            bank_ms=clock.bank_left_ms(seat) if pending else None,
         )
 
     # ------------------------------------------------------------------ clocks
