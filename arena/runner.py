@@ -169,7 +169,10 @@ def _shutdown(executor: cf.Executor, *, discard: bool) -> None:
     if discard:
         for process in list(getattr(executor, "_processes", {}).values()):
             process.kill()
-    executor.shutdown(wait=not discard, cancel_futures=True)
+    try:
+        executor.shutdown(wait=not discard, cancel_futures=True)
+    except TypeError:  # Dask's ClientExecutor has no cancel_futures
+        executor.shutdown(wait=not discard)
     client = getattr(executor, "close_client", None)
     if client is not None:
         client.close()

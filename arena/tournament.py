@@ -190,7 +190,7 @@ def config_from_dict(data: dict[str, Any], *, where: str, base: Path) -> Tournam
         label = entry.get("name")
         if label is not None:
             _expect(spot, "name", label, str, "a string")
-        bots.append(BotEntry((base / raw_path).absolute(), label))
+        bots.append(BotEntry((base / raw_path).resolve(), label))
     rules_table = data.get("rules", {})
     _expect(where, "rules", rules_table, dict, "a table")
     rules_table = dict(rules_table)
@@ -212,7 +212,7 @@ def config_from_dict(data: dict[str, Any], *, where: str, base: Path) -> Tournam
         pairs_per_pairing=_positive(where, "pairs_per_pairing", data.get("pairs_per_pairing", 1)),
         seed=_expect(where, "seed", data.get("seed", 1), int, "an integer"),
         concurrency=_positive(where, "concurrency", data.get("concurrency", os.cpu_count() or 1)),
-        output=(base / _expect(where, "output", data.get("output", "arena-out"), str, "a folder path")).absolute(),
+        output=(base / _expect(where, "output", data.get("output", "arena-out"), str, "a folder path")).resolve(),
         fault_policy=_choice(where, "fault_policy", data.get("fault_policy", "strict"), FaultPolicy),
         sandbox=_choice(where, "sandbox", data.get("sandbox", "auto"), SandboxMode),
         fresh=_expect(where, "fresh", data.get("fresh", False), bool, "true or false"),

@@ -1,0 +1,204 @@
+"""Whole tournaments with real bot processes: consistency, kill -9 and resume, faults, Dask, bad inputs."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from arena.runner import run_tournament
+from arena.tournament import load_config
+
+pytestmark = pytest.mark.e2e
+
+ROOT = Path(__file__).resolve().parents[2]
+ARENA = [sys.executable, "-m", "arena.cli"]
+
+
+def write_tournament(folder: Path, out: Path, *, bots: list[str] | None = None, pairs: int = 2, seed: int = 3,
+                     extra: str = "") -> Path:
+    """A small round-robin among the given bot folders (relative to the repository)."""
+    bots = bots or ["bots/random", "bots/random", "bench/bots/echo"]
+    lines = [f'name = "cup"', f"seed = {seed}", f"pairs_per_pairing = {pairs}", "concurrency = 2",
+             f'output = "{out}"', extra]
+    for i, bot in enumerate(bots):
+        lines += ["[[bots]]", f'path = "{ROOT / bot}"', f'name = "{Path(bot).name}-{i}"']
+    path = folder / f"{out.name}.toml"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def arena(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*ARENA, *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+
+
+def rows(db: Path, sql: str) -> list[tuple]:
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as con:
+        return con.execute(sql).fetchall()
+
+
+MATCHES = ("SELECT pair_index, half, seat0, seat1, winner_seat, score0, score1, forfeit, void, hands "
+           "FROM matches ORDER BY pair_index, half")
+HANDS = ("SELECT m.pair_index, m.half, h.hand_index, h.record_json FROM hands h JOIN matches m ON m.id = h.match_row "
+         "ORDER BY m.pair_index, m.half, h.hand_index")
+
+
+def processes_mentioning(text: str) -> list[int]:
+    """Live (non-zombie) processes whose command line mentions ``text``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if text in cmdline and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def wait_until(condition, timeout: float, what: str):  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.05)  # polling a condition with a deadline, not hoping a race away
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_a_small_tournament_end_to_end(tmp_path: Path) -> None:
+    out = tmp_path / "cup"
+    result = arena("run", str(write_tournament(tmp_path, out)), "--quiet")
+    assert result.returncode == 0, result.stderr
+    assert "6/6 stored" in result.stdout and "mu-3s" in result.stdout
+    board = json.loads((out / "leaderboard.json").read_text())
+    standings = board["standings"]
+    assert board["schema_version"] == 1 and board["pairs_done"] == board["pairs_total"] == 6
+    assert sum(s["wins"] for s in standings) == sum(s["losses"] for s in standings) == 12
+    assert all(s["matches"] == 8 for s in standings)  # 2 opponents x 2 pairs x 2 halves
+    assert [s["rank"] for s in standings] == [1, 2, 3]
+    assert standings[0]["conservative"] >= standings[1]["conservative"] >= standings[2]["conservative"]
+    for row in standings:
+        assert row["think_p50_ms"] is not None and row["think_max_ms"] >= row["think_p99_ms"] >= row["think_p50_ms"]
+    matches = rows(out / "arena.sqlite", MATCHES)
+    assert len(matches) == 12 and Counter((m[0], m[1]) for m in matches) == {(p, h): 1 for p in range(6) for h in (0, 1)}
+    seats = Counter()
+    for pair, half, seat0, seat1, *_ in matches:
+        seats[(seat0, 0)] += 1
+        seats[(seat1, 1)] += 1
+    assert set(seats.values()) == {4}  # every entrant sat in each seat equally often
+    games = Counter(frozenset((m[2], m[3])) for m in matches)
+    assert set(games.values()) == {4}  # 2 pairs per pairing = 4 matches per pairing
+    for pair in range(6):
+        h0, h1 = [m for m in matches if m[0] == pair]
+        assert (h0[2], h0[3]) == (h1[3], h1[2])  # the halves swap seats
+    crosstable = board["crosstable"]
+    for a, row in crosstable.items():
+        for b, cell in row.items():
+            assert cell["matches"] == 4 and cell["wins"] + crosstable[b][a]["wins"] == 4
+    csv_lines = (out / "leaderboard.csv").read_text().splitlines()
+    assert len(csv_lines) == 4 and csv_lines[0].startswith("rank,entrant,bot")
+    verify = arena("verify", str(out))
+    assert verify.returncode == 0 and "0 mismatches" in verify.stdout
+    show = arena("show", str(out), "p00000h1")
+    assert show.returncode == 0 and "Hand 1:" in show.stdout and "wins" in show.stdout.splitlines()[-1]
+    table = arena("leaderboard", str(out), "--crosstable")
+    assert table.returncode == 0 and "random-0" in table.stdout and "%" in table.stdout
+    assert arena("show", str(out), "p99999h0").returncode == 2
+
+
+def test_kill_9_mid_tournament_then_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None:
+    killed_out, clean_out = tmp_path / "killed", tmp_path / "clean"
+    spec = dict(pairs=4, seed=21)
+    runner = subprocess.Popen([*ARENA, "run", str(write_tournament(tmp_path, killed_out, **spec)), "--quiet"],
+                              cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        db = killed_out / "arena.sqlite"
+        wait_until(lambda: db.exists() and rows(db, "SELECT count(*) FROM pairs WHERE finished_at IS NOT NULL")[0][0] >= 2,
+                   120, "two stored pairs")
+        stored_before = rows(db, "SELECT count(*) FROM pairs WHERE finished_at IS NOT NULL")[0][0]
+        runner.send_signal(signal.SIGKILL)
+        runner.wait(10)
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+    assert stored_before < 12, "the tournament finished before it could be killed; make it longer"
+    wait_until(lambda: not processes_mentioning(str(killed_out)), 20, "workers and bots to die with the runner")
+
+    resumed = arena("resume", str(killed_out), "--quiet")
+    assert resumed.returncode == 0, resumed.stderr
+    assert arena("run", str(write_tournament(tmp_path, clean_out, **spec)), "--quiet").returncode == 0
+
+    assert rows(killed_out / "arena.sqlite", MATCHES) == rows(clean_out / "arena.sqlite", MATCHES)
+    assert rows(killed_out / "arena.sqlite", HANDS) == rows(clean_out / "arena.sqlite", HANDS)
+    assert rows(killed_out / "arena.sqlite", "SELECT count(*) FROM matches")[0][0] == 24
+    snapshots = "SELECT after_pair, entrant, mu, sigma FROM rating_snapshots ORDER BY after_pair, entrant"
+    assert rows(killed_out / "arena.sqlite", snapshots) == rows(clean_out / "arena.sqlite", snapshots)
+    killed_board = json.loads((killed_out / "leaderboard.json").read_text())["standings"]
+    clean_board = json.loads((clean_out / "leaderboard.json").read_text())["standings"]
+    strip = lambda board: [{k: v for k, v in s.items() if not k.startswith("think")} for s in board]  # noqa: E731
+    assert strip(killed_board) == strip(clean_board)
+    assert not processes_mentioning(str(killed_out))
+
+
+def test_cluster_mode_gives_the_local_results(tmp_path: Path) -> None:
+    distributed = pytest.importorskip("distributed")
+    local = load_config(write_tournament(tmp_path, tmp_path / "local", pairs=1, seed=8))
+    run_tournament(local, progress=False)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        remote = local.with_overrides(output=tmp_path / "dask", cluster=cluster.scheduler_address)
+        report = run_tournament(remote, progress=False)
+    assert report.complete
+    assert rows(tmp_path / "dask" / "arena.sqlite", MATCHES) == rows(tmp_path / "local" / "arena.sqlite", MATCHES)
+    assert rows(tmp_path / "dask" / "arena.sqlite", HANDS) == rows(tmp_path / "local" / "arena.sqlite", HANDS)
+
+
+def test_a_changed_bot_is_refused_on_resume_not_merged(tmp_path: Path) -> None:
+    bot = tmp_path / "mybot"
+    shutil.copytree(ROOT / "bots/random", bot, ignore=shutil.ignore_patterns("__pycache__"))
+    out = tmp_path / "cup"
+    tournament = write_tournament(tmp_path, out, bots=[str(bot), "bench/bots/echo"], pairs=1)
+    assert arena("run", str(tournament), "--quiet").returncode == 0
+    with (bot / "bot.py").open("a") as f:
+        f.write("\n# a change\n")
+    again = arena("run", str(tournament), "--quiet")
+    assert again.returncode == 2 and "changed since this tournament started" in again.stderr
+    other_seed = write_tournament(tmp_path, out, bots=[str(bot), "bench/bots/echo"], pairs=1, seed=99)
+    clash = arena("run", str(other_seed), "--quiet")
+    assert clash.returncode == 2 and "seed differs" in clash.stderr
+
+
+def test_bad_output_folders_and_files_get_clear_errors(tmp_path: Path) -> None:
+    a_file = tmp_path / "file"
+    a_file.write_text("x")
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "photo.jpg").write_text("x")
+    corrupt = tmp_path / "corrupt"
+    corrupt.mkdir()
+    (corrupt / "arena.sqlite").write_bytes(b"garbage" * 500)
+    for out, message in ((a_file, "is a file"), (foreign, "not an arena output folder"),
+                         (corrupt, "not a Sixty-Six Arena results database")):
+        result = arena("run", "--bots", "bots/random", "bench/bots/echo", "--out", str(out), "--quiet")
+        assert result.returncode == 2 and message in result.stderr, result.stderr
+        assert "Traceback" not in result.stderr
+    assert (foreign / "photo.jpg").read_text() == "x" and len(list(foreign.iterdir())) == 1
+    for command in (["leaderboard", str(foreign)], ["verify", str(corrupt)], ["resume", str(tmp_path / "none")]):
+        result = arena(*command)
+        assert result.returncode == 2 and result.stderr.startswith("arena: error:") and "Traceback" not in result.stderr
+    bad_toml = tmp_path / "bad.toml"
+    bad_toml.write_text("bots = [")
+    result = arena("run", str(bad_toml))
+    assert result.returncode == 2 and "not valid TOML" in result.stderr

@@ -1,0 +1,77 @@
+"""Pair schedules and schedule-order ratings (unit)."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import pytest
+
+from arena.schedule import Format, derive_seed, pairings, schedule
+from results.ratings import Rating, RatingEnv, ScheduleRater, rate_in_schedule_order
+
+pytestmark = pytest.mark.unit
+
+
+def test_round_robin_meets_everyone_once_per_round_and_swaps_seats() -> None:
+    pairs = schedule(4, Format.ROUND_ROBIN, 3, seed=9)
+    assert len(pairs) == 6 * 3
+    assert [p.index for p in pairs] == list(range(18))
+    assert Counter((p.a, p.b) for p in pairs) == {pair: 3 for pair in pairings(4, "round_robin")}
+    assert pairs[0].seats(0) == (pairs[0].a, pairs[0].b) and pairs[0].seats(1) == (pairs[0].b, pairs[0].a)
+    assert pairs[0].match_id(1) == "p00000h1"
+    assert [(p.a, p.b) for p in pairs[:6]] == [(p.a, p.b) for p in pairs[6:12]]  # round by round
+
+
+def test_double_round_robin_and_gauntlet() -> None:
+    assert len(schedule(3, "double_round_robin", 2, seed=1)) == 3 * 2 * 2
+    gauntlet = schedule(4, "gauntlet", 2, seed=1)
+    assert {(p.a, p.b) for p in gauntlet} == {(0, 1), (0, 2), (0, 3)} and len(gauntlet) == 6
+
+
+def test_seeds_derive_from_the_tournament_seed_only() -> None:
+    assert [p.seed for p in schedule(3, "round_robin", 2, seed=5)] == [p.seed for p in schedule(3, "round_robin", 2, 5)]
+    assert schedule(3, "round_robin", 1, seed=5)[0].seed != schedule(3, "round_robin", 1, seed=6)[0].seed
+    assert schedule(3, "round_robin", 1, seed=5)[0].seed == derive_seed(5, "pair", 0)
+    assert len({p.seed for p in schedule(6, "round_robin", 5, seed=1)}) == 75
+
+
+@pytest.mark.parametrize(("n", "pairs_per"), [(1, 1), (3, 0)])
+def test_bad_schedules_are_value_errors(n: int, pairs_per: int) -> None:
+    with pytest.raises(ValueError):
+        schedule(n, "round_robin", pairs_per, seed=1)
+
+
+def test_closed_form_update_equals_trueskill_rate_1vs1() -> None:
+    env = RatingEnv()
+    rng = random.Random(4)
+    for _ in range(300):
+        a = Rating(rng.uniform(-5, 55), rng.uniform(0.3, 9))
+        b = Rating(rng.uniform(-5, 55), rng.uniform(0.3, 9))
+        for fast, slow in zip(env.rate(a, b), env.reference_rate(a, b)):
+            assert fast.mu == pytest.approx(slow.mu, abs=1e-9) and fast.sigma == pytest.approx(slow.sigma, abs=1e-9)
+
+
+def test_an_upset_beyond_floating_point_is_skipped_not_raised() -> None:
+    env = RatingEnv()
+    low, high = Rating(-300.0, 1.0), Rating(300.0, 1.0)
+    assert env.rate(low, high) == (low, high)
+
+
+def test_ratings_do_not_depend_on_completion_order() -> None:
+    env = RatingEnv()
+    rng = random.Random(7)
+    results = [(i, [_pair(rng), _pair(rng)]) for i in range(40)]
+    in_order = ScheduleRater(env, 3)
+    snaps_in_order = [s for i, r in results for s in in_order.add(i, r)]
+    shuffled = results[:]
+    rng.shuffle(shuffled)
+    out_of_order = ScheduleRater(env, 3)
+    snaps_shuffled = [s for i, r in shuffled for s in out_of_order.add(i, r)]
+    assert sorted(snaps_shuffled) == snaps_in_order
+    assert out_of_order.ratings == in_order.ratings == rate_in_schedule_order(env, 3, shuffled)
+
+
+def _pair(rng: random.Random) -> tuple[int, int] | None:
+    a, b = rng.sample(range(3), 2)
+    return None if rng.random() < 0.1 else (a, b)
