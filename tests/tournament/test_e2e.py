@@ -202,3 +202,45 @@ def test_bad_output_folders_and_files_get_clear_errors(tmp_path: Path) -> None:
     bad_toml.write_text("bots = [")
     result = arena("run", str(bad_toml))
     assert result.returncode == 2 and "not valid TOML" in result.stderr
+
+
+def _children(pid: int) -> list[int]:
+    kids = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            kids += [int(k) for k in (task / "children").read_text().split()]
+        except OSError:
+            continue
+    return kids
+
+
+def test_a_worker_killed_mid_tournament_fails_only_what_it_held(tmp_path: Path) -> None:
+    out, clean = tmp_path / "hurt", tmp_path / "clean"
+    spec = dict(pairs=4, seed=33)
+    runner = subprocess.Popen([*ARENA, "run", str(write_tournament(tmp_path, out, **spec)), "--quiet"],
+                              cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        own_cmdline = Path(f"/proc/{runner.pid}/cmdline").read_bytes()
+        workers = wait_until(
+            lambda: [k for k in _children(runner.pid) if Path(f"/proc/{k}/cmdline").read_bytes() == own_cmdline],
+            60, "a worker process")
+        db = out / "arena.sqlite"
+        wait_until(lambda: db.exists() and rows(db, "SELECT count(*) FROM pairs WHERE finished_at IS NOT NULL")[0][0] >= 1,
+                   120, "a stored pair")
+        os.kill(workers[0], signal.SIGKILL)
+        _, stderr = runner.communicate(timeout=180)
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+    assert runner.returncode == 0, stderr
+    assert arena("run", str(write_tournament(tmp_path, clean, **spec)), "--quiet").returncode == 0
+    assert rows(out / "arena.sqlite", MATCHES) == rows(clean / "arena.sqlite", MATCHES)
+    assert rows(out / "arena.sqlite", "SELECT count(*) FROM matches")[0][0] == 24
+    log = (out / "arena.log").read_text()
+    stored = rows(out / "arena.sqlite", "SELECT finished_at IS NOT NULL FROM pairs")
+    assert all(done for (done,) in stored)
+    if "a worker died" not in log:  # the worker was idle when killed: its replacement took over silently
+        assert rows(out / "arena.sqlite", "SELECT max(attempts) FROM pairs")[0][0] == 1
+    else:
+        assert rows(out / "arena.sqlite", "SELECT max(attempts) FROM pairs")[0][0] >= 2
+    assert not processes_mentioning(str(out))
