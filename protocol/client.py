@@ -62,7 +62,8 @@ class Bot:
     """Base class of a bot: one object plays one game (match) as one seat.
 
     Class attributes ``name``, ``version`` and ``max_games`` go into the ``hello``.
-    Before each ``act`` the SDK sets ``time_limit_ms`` and ``bank_ms`` from the request.
+    Before each ``act`` the SDK sets ``time_limit_ms`` and ``bank_ms`` from the request, and
+    ``rules`` to the welcome's ``rules`` (the options that differ from the default profile).
     """
 
     name: str = "bot"
@@ -74,6 +75,7 @@ class Bot:
         self.seat = seat
         self.time_limit_ms = 0
         self.bank_ms = 0
+        self.rules: dict[str, Any] = {}
 
     def act(self, view: dict[str, Any], legal_actions: list[str]) -> str:
         """Return one of ``legal_actions`` for the position ``view`` (DESIGN.md section 2)."""
@@ -131,6 +133,7 @@ class _Session:
         self.err = err
         self.games: dict[str, Bot] = {}
         self.welcomed = False
+        self.rules: dict[str, Any] = {}  # the welcome's non-default rule options
         self.parent = os.getppid()  # before the hello, so a parent that dies later is noticed
 
     def say(self, text: str) -> None:
@@ -190,6 +193,7 @@ class _Session:
             return EXIT_OK
         if isinstance(msg, Welcome):
             self.welcomed = True
+            self.rules = dict(msg.rules)
             return None
         if not self.welcomed:
             self.say(f"ignored {type(msg).__name__} before the welcome")
@@ -214,6 +218,7 @@ class _Session:
     def decide(self, req: Request) -> str:
         bot = self.bot(req.game_id, req.seat)
         bot.time_limit_ms, bot.bank_ms = req.time_limit_ms, req.bank_ms
+        bot.rules = self.rules
         action = self.guard(req.game_id, f"act (seq {req.seq})", lambda: bot.act(req.view, req.legal_actions))
         if not isinstance(action, str):
             self.say(f"act returned {type(action).__name__}, not an action string, in game {req.game_id!r}")
