@@ -1,0 +1,15 @@
+"""Faulty bot: answers its first request with JSON of the wrong shape: ``seq`` as a string
+(malformed)."""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from rawbot import VERSION, Link  # noqa: E402
+
+link = Link()
+link.hello(name="faulty-badshape")
+for request in link.requests():
+    link.send({"v": VERSION, "type": "action", "seq": str(request["seq"]), "game_id": request["game_id"],
+               "action": request["legal_actions"][0]})
+    link.stay_silent()

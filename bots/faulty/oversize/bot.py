@@ -1,0 +1,15 @@
+"""Faulty bot: answers its first request with a message over the 64 KiB size cap (the arena's
+socket resets the link: disconnect), then stays alive and silent."""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from rawbot import VERSION, Link  # noqa: E402
+
+link = Link()
+link.hello(name="faulty-oversize")
+for request in link.requests():
+    link.send({"v": VERSION, "type": "action", "seq": request["seq"], "game_id": request["game_id"],
+               "action": request["legal_actions"][0], "padding": "x" * (70 * 1024)})
+    link.stay_silent()

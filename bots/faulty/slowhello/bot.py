@@ -1,0 +1,16 @@
+"""Faulty bot: sleeps 30 s before its hello, past the handshake limit (timeout)."""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from rawbot import Link, pause  # noqa: E402
+
+DELAY_S = 30.0
+
+link = Link()
+link.say(f"slowhello: sleeping {DELAY_S:g} s before the hello")
+pause(DELAY_S)
+link.hello(name="faulty-slowhello")
+for request in link.requests():
+    link.answer(request)

@@ -1,0 +1,262 @@
+"""Whole matches between real bot processes over real sockets.
+
+- no leak: every card named in any message to a seat is one that seat could know then;
+- ``max_games > 1`` (games interleaved on one connection) gives the same matches as one game
+  at a time;
+- ``arena match`` end to end;
+- process reuse across matches, never for both halves of a pair.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arena.botproc import Manifest, load_manifest
+from arena.conductor import play_matches
+from arena.engine import CARD_NAMES, SUITS, Hand, Rules
+from arena.matchplay import MatchSettings, SessionPool, play_match
+from arena.referee import MatchOutcome, Referee
+from arena.session import BotSession
+
+pytestmark = pytest.mark.integration
+
+REPO = Path(__file__).resolve().parents[2]
+RANDOM = REPO / "bots" / "random"
+FAULTY = REPO / "bots" / "faulty"
+CARD = re.compile(r"(?<![A-Za-z0-9])[ATKQJ9][CDHS](?![A-Za-z0-9])")
+CLI_TIMEOUT_S = 60.0
+
+
+@pytest.fixture
+def random_bot() -> Manifest:
+    return load_manifest(RANDOM)
+
+
+# ---------------------------------------------------------------------------- no leak
+
+
+def cards_in(value: Any) -> set[str]:
+    """Every card name in any string inside ``value`` (actions such as "play KS" included)."""
+    if isinstance(value, str):
+        return set(CARD.findall(value))
+    if isinstance(value, dict):
+        return set().union(*(cards_in(v) for v in value.values())) if value else set()
+    if isinstance(value, list):
+        return set().union(*(cards_in(v) for v in value)) if value else set()
+    return set()
+
+
+def expected_messages(record: dict[str, Any], seat: int) -> list[tuple[str, list[str] | None, frozenset[str]]]:
+    """What ``seat`` must be sent during one recorded hand, with what it may know at each send.
+
+    The knowledge is computed here from the true state, independently of the engine's view
+    code: the seat's own cards (ever held), every card played (forced plays the engine made
+    itself included: a card in neither hand nor the stock), every up-card shown, and both
+    cards of each marriage declared. The opponent's unseen cards and the face-down stock are
+    never in it. Reads the hand's hidden fields on purpose: they are the truth.
+    """
+    hand = Hand.deal(record["deck"], record["dealer"], Rules(**record["rules"]))
+    known: set[str] = set()
+
+    def learn() -> None:
+        unplayed = {*hand._cards[0], *hand._cards[1], *hand._stock, *hand._dead}
+        known.update(CARD_NAMES[c] for c in range(len(CARD_NAMES)) if c not in unplayed)
+        known.update(CARD_NAMES[c] for c in hand._cards[seat])
+        if hand._stock:
+            known.add(CARD_NAMES[hand._stock[0]])  # the face-up up-card
+        for _, suit, _ in hand._marriages:
+            known.update(("K" + SUITS[suit], "Q" + SUITS[suit]))
+
+    learn()
+    opponent_cards = {CARD_NAMES[c] for c in hand._cards[1 - seat]}
+    face_down = {CARD_NAMES[c] for c in hand._stock[1:]}
+    # the check has teeth: at the deal, neither hidden set is knowable
+    assert not (known & opponent_cards) and not (known & face_down) and len(known) == 7
+    out: list[tuple[str, list[str] | None, frozenset[str]]] = []
+    for action in record["actions"]:  # the decisions (forced moves are applied by the engine)
+        if hand.to_move == seat:
+            out.append(("request", hand.legal_actions(), frozenset(known)))
+        hand.apply(action)
+        learn()
+    assert hand.is_over
+    out.append(("hand_over", None, frozenset(known)))
+    return out
+
+
+@pytest.mark.parametrize("profile", ["default", "santase"])
+def test_no_message_names_a_card_its_seat_could_not_know(
+    profile: str, random_bot: Manifest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sent: list[tuple[BotSession, bytes]] = []
+    real_send = BotSession.send
+
+    def spy(self: BotSession, payload: bytes) -> bool:
+        sent.append((self, payload))
+        return real_send(self, payload)
+
+    monkeypatch.setattr(BotSession, "send", spy)
+    seeds = range(100, 105)
+    with SessionPool(tmp_path, MatchSettings(rules=Rules.profile(profile))) as pool:
+        outcomes = [play_match(pool, (random_bot, random_bot), f"leak-{seed}", seed) for seed in seeds]
+
+    checked = 0
+    for outcome in outcomes:
+        assert not outcome.faults and outcome.interrupted is None
+        by_seat: dict[int, list[tuple[BotSession, dict[str, Any]]]] = defaultdict(list)
+        for session, payload in sent:
+            msg = json.loads(payload)
+            if msg.get("game_id") == outcome.match_id:
+                by_seat[msg["seat"]].append((session, msg))
+        receivers = [{id(s) for s, _ in by_seat[seat]} for seat in (0, 1)]
+        assert all(len(r) == 1 for r in receivers) and receivers[0] != receivers[1]
+        for seat in (0, 1):
+            got = [msg for _, msg in by_seat[seat]]
+            assert got[-1]["type"] == "match_over" and not cards_in(got[-1])
+            expected = [e for record in outcome.records for e in expected_messages(record, seat)]
+            assert [m["type"] for m in got[:-1]] == [kind for kind, _, _ in expected]
+            for msg, (kind, legal, known) in zip(got, expected):
+                assert msg["seat"] == seat and msg["view"]["seat"] == seat
+                if kind == "request":
+                    assert msg["legal_actions"] == legal  # the walk is aligned with the wire
+                leaked = cards_in(msg) - known
+                assert not leaked, f"{kind} to seat {seat} of {outcome.match_id} names {sorted(leaked)}"
+                checked += 1
+    assert checked > 200
+
+
+# ---------------------------------------------------------------------------- max_games
+
+
+def outcome_key(outcome: MatchOutcome) -> tuple[Any, ...]:
+    return (outcome.winner, outcome.score, outcome.records, [r.to_dict() for r in outcome.results],
+            outcome.faults, outcome.forfeit)
+
+
+def test_max_games_gives_the_same_matches_as_one_at_a_time(
+    random_bot: Manifest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    n = 6
+    seeds = [200 + i for i in range(n)]
+    sent: list[tuple[BotSession, str]] = []
+    real_send = BotSession.send
+
+    def spy(self: BotSession, payload: bytes) -> bool:
+        msg = json.loads(payload)
+        if msg["type"] == "request":
+            sent.append((self, msg["game_id"]))
+        return real_send(self, payload)
+
+    monkeypatch.setattr(BotSession, "send", spy)
+    settings = MatchSettings(max_games=n)
+    with SessionPool(tmp_path / "multi", settings) as pool:
+        pairs = []
+        for _ in seeds:
+            first = pool.acquire(random_bot)
+            pairs.append((first, pool.acquire(random_bot, exclude=(first,))))
+        s0, s1 = pairs[0]
+        assert s0 is not s1 and all(pair == (s0, s1) for pair in pairs)
+        assert s0.max_games == s1.max_games == n
+        games = [(Referee(f"mux-{seed}", seed, settings.rules, ("random", "random"), settings.time_control,
+                          settings.policy), pair) for seed, pair in zip(seeds, pairs)]
+        multiplexed = play_matches(games)
+        for first, second in pairs:
+            pool.release(first, faulted=False)
+            pool.release(second, faulted=False)
+    # the games really were interleaved on each connection
+    order = [game for session, game in sent if session is s0]
+    switches = sum(a != b for a, b in zip(order, order[1:]))
+    assert len(set(order)) == n and switches > 2 * n
+
+    with SessionPool(tmp_path / "single", MatchSettings(max_games=1)) as pool:
+        single = [play_match(pool, (random_bot, random_bot), f"mux-{seed}", seed) for seed in seeds]
+
+    for one, many in zip(single, multiplexed):
+        assert not many.faults and many.winner in (0, 1)
+        assert outcome_key(many) == outcome_key(one), one.match_id
+
+
+# ---------------------------------------------------------------------------- CLI
+
+
+def arena_cli(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+    exe = Path(sys.executable).with_name("arena")
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "arena.cli"]
+    return subprocess.run([*cmd, *args], cwd=cwd, capture_output=True, text=True, timeout=CLI_TIMEOUT_S,
+                          check=False)
+
+
+@pytest.mark.e2e
+def test_arena_match_cli_text_and_json_agree(tmp_path: Path) -> None:
+    text = arena_cli("match", "bots/random", "bots/random", "--seed", "5", "--run-dir", str(tmp_path / "t"))
+    assert text.returncode == 0, text.stderr
+    as_json = arena_cli("match", "bots/random", "bots/random", "--seed", "5", "--json",
+                        "--run-dir", str(tmp_path / "j"))
+    assert as_json.returncode == 0, as_json.stderr
+    outcome = json.loads(as_json.stdout)
+
+    assert outcome["match_id"] == "match-5" and outcome["seed"] == 5
+    assert outcome["faults"] == [] and not outcome["forfeit"] and outcome["winner"] in (0, 1)
+    lines = text.stdout.splitlines()
+    assert lines[0] == "random#0 (seat 0) vs random#1 (seat 1), seed 5"
+    assert sum(line.startswith("Hand ") for line in lines) == len(outcome["records"]) == len(outcome["results"])
+    winner = outcome["winner"]
+    score = "-".join(map(str, outcome["score"]))
+    assert f"random#{winner} (seat {winner}) wins {score}" in lines
+    assert "FAULT" not in text.stdout
+
+
+@pytest.mark.e2e
+def test_arena_match_cli_shows_a_fault(tmp_path: Path) -> None:
+    done = arena_cli("match", "bots/faulty/illegal", "bots/random", "--seed", "5", "--run-dir", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    fault_lines = [line for line in done.stdout.splitlines() if line.startswith("FAULT ")]
+    assert len(fault_lines) == 1
+    assert fault_lines[0].startswith("FAULT illegal by seat 0 (faulty-illegal): 'play ")
+    assert "  reply: " in done.stdout
+    assert "random (seat 1) wins by forfeit" in done.stdout
+
+
+# ---------------------------------------------------------------------------- reuse
+
+
+def test_processes_are_reused_but_never_for_both_halves_of_a_pair(random_bot: Manifest, tmp_path: Path) -> None:
+    a = random_bot
+    b = dataclasses.replace(random_bot, name="random-b")  # a second bot (same program)
+    with SessionPool(tmp_path, MatchSettings()) as pool:
+        acquired: list[BotSession] = []
+        real_acquire = pool.acquire
+
+        def spy(manifest: Manifest, pair_key: Any = None, **kwargs: Any) -> BotSession:
+            session = real_acquire(manifest, pair_key, **kwargs)
+            acquired.append(session)
+            return session
+
+        pool.acquire = spy  # type: ignore[method-assign]
+
+        first = play_match(pool, (a, b), "pair1-a", 31, pair_key=1)
+        a1, b1 = acquired[-2:]
+        second = play_match(pool, (b, a), "pair1-b", 31, pair_key=1)
+        b2, a2 = acquired[-2:]
+        third = play_match(pool, (a, b), "pair2-a", 32, pair_key=2)
+        a3, b3 = acquired[-2:]
+
+        for outcome in (first, second, third):
+            assert not outcome.faults and outcome.winner in (0, 1)
+        pid = {s: s.process.pid for s in (a1, b1, a2, b2, a3, b3)}  # type: ignore[union-attr]
+        assert (a1.manifest, b1.manifest, a2.manifest, b2.manifest) == (a, b, a, b)
+        # the two halves of pair 1 never share a process, for either bot
+        assert pid[a1] != pid[a2] and pid[b1] != pid[b2]
+        assert len({pid[a1], pid[b1], pid[a2], pid[b2]}) == 4
+        # pair 2 reuses processes that are still running from pair 1
+        assert pid[a3] in (pid[a1], pid[a2]) and pid[b3] in (pid[b1], pid[b2])
+        assert a3.alive and b3.alive
+        assert {1, 2} <= a3.served_pairs and {1, 2} <= b3.served_pairs
