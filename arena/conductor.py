@@ -148,7 +148,8 @@ class _Conductor:
             return
         game = pending.game
         game.waiting = False
-        self._deliver_notices(game, game.referee.answer(reply.action, now - pending.sent_at, raw))
+        self._deliver_notices(game, game.referee.answer(reply.action, now - pending.sent_at, raw,
+                                                        request=pending.request, stderr_tail=session.stderr_tail))
         self._dispatch(game)
 
     def _fault_pending(self, session: BotSession, kind: FaultKind, detail: str, raw: bytes | None,

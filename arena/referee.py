@@ -8,6 +8,7 @@ notifications to deliver. The referee knows nothing about processes or sockets.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -134,8 +135,14 @@ class Referee:
 
     # ------------------------------------------------------------------ inputs
 
-    def answer(self, action: str, elapsed_s: float, raw: bytes | None = None) -> list[Notice]:
-        """The seat to move answered ``action`` after ``elapsed_s`` seconds."""
+    def answer(self, action: str, elapsed_s: float, raw: bytes | None = None, *, request: bytes | None = None,
+               stderr_tail: Callable[[], str | None] | None = None) -> list[Notice]:
+        """The seat to move answered ``action`` after ``elapsed_s`` seconds.
+
+        ``request`` (the bytes sent) and ``stderr_tail`` (read only if a fault is recorded)
+        are evidence for the fault record.
+        """
+        evidence = {"raw": raw, "request": request, "stderr_tail": stderr_tail}
         if self.finished:
             raise RuntimeError(f"match {self.match_id} is finished; no answer is expected")
         seat = self.match.hand.to_move
@@ -143,12 +150,12 @@ class Referee:
         bank_before = self.clock.bank_left_ms(seat)
         if not self.clock.charge(seat, elapsed_s):
             return self._fault_for_pending(FaultKind.TIMEOUT, seat, "answered after the limit plus the bank",
-                                           raw=raw, elapsed_s=elapsed_s, bank_ms=bank_before)
+                                           elapsed_s=elapsed_s, bank_ms=bank_before, **evidence)
         try:
             return self._apply(action, seat, elapsed_s)
         except IllegalAction as exc:
-            return self._fault_for_pending(FaultKind.ILLEGAL, seat, str(exc), raw=raw, elapsed_s=elapsed_s,
-                                           bank_ms=bank_before)
+            return self._fault_for_pending(FaultKind.ILLEGAL, seat, str(exc), elapsed_s=elapsed_s,
+                                           bank_ms=bank_before, **evidence)
 
     def fault(self, fault: Fault) -> list[Notice]:
         """Record a fault the conductor observed and apply the policy to it."""
@@ -168,14 +175,15 @@ class Referee:
         return self._match_over_notices(fault)
 
     def _fault_for_pending(self, kind: FaultKind, seat: int, detail: str, *, raw: bytes | None,
+                           request: bytes | None, stderr_tail: Callable[[], str | None] | None,
                            elapsed_s: float | None, bank_ms: int) -> list[Notice]:
-        pending = self.decision()
         return self.fault(Fault(
             kind=kind, seat=seat, bot=self.names[seat], detail=detail, match_id=self.match_id,
             hand_index=self.match.hand_index,
-            request=truncate(repr(pending.legal_actions)) if pending else None,
+            request=truncate(request) if request else truncate(repr(self.match.hand.legal_actions())),
             reply=truncate(raw), elapsed_ms=None if elapsed_s is None else round(elapsed_s * 1000, 3),
             time_limit_ms=self.clock.control.time_limit_ms, bank_ms=bank_ms,
+            stderr_tail=stderr_tail() if stderr_tail else None,
         ))
 
     def _apply(self, action: str, seat: int, elapsed_s: float | None) -> list[Notice]:

@@ -118,3 +118,14 @@ def test_forfeit_keeps_finished_hands_and_drops_the_interrupted_one() -> None:
     outcome = referee.outcome()
     assert len(outcome.results) == len(outcome.records) >= 1
     assert outcome.interrupted is not None and outcome.interrupted["actions"]
+
+
+def test_fault_evidence_carries_the_request_sent_and_the_stderr_tail() -> None:
+    referee = Referee("m7", 2, Rules(), NAMES)
+    seat = referee.decision().seat
+    referee.answer("play XX", 0.002, b'{"action": "play XX"}', request=b'{"type": "request", "seq": 9}',
+                   stderr_tail=lambda: "Traceback: boom")
+    (fault,) = referee.outcome().faults
+    assert fault.seat == seat and fault.request == '{"type": "request", "seq": 9}'
+    assert fault.reply == '{"action": "play XX"}' and fault.stderr_tail == "Traceback: boom"
+    assert fault.elapsed_ms == 2.0
