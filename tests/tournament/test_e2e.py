@@ -244,3 +244,25 @@ def test_a_worker_killed_mid_tournament_fails_only_what_it_held(tmp_path: Path) 
     else:
         assert rows(out / "arena.sqlite", "SELECT max(attempts) FROM pairs")[0][0] >= 2
     assert not processes_mentioning(str(out))
+
+
+def test_faulty_bots_in_a_tournament_are_recorded_shown_and_the_tournament_completes(tmp_path: Path) -> None:
+    out = tmp_path / "faulty"
+    tournament = write_tournament(tmp_path, out, bots=["bots/random", "bots/faulty/crash", "bots/faulty/illegal"],
+                                  pairs=1, extra="[time_control]\ntime_limit_ms = 500\nbank_ms = 1000")
+    result = arena("run", str(tournament), "--quiet")
+    assert result.returncode == 0, result.stderr
+    board = {s["bot"]: s for s in json.loads((out / "leaderboard.json").read_text())["standings"]}
+    assert board["random-0"]["wins"] == 4 and board["random-0"]["faults"] == 0
+    for bot in ("crash-1", "illegal-2"):
+        assert board[bot]["faults"] >= 2 and board[bot]["forfeits"] >= 2
+    kinds = rows(out / "arena.sqlite", "SELECT e.label, f.kind FROM faults f JOIN entrants e ON e.entrant = f.entrant")
+    assert {kind for label, kind in kinds if label == "crash-1"} == {"crash"}
+    assert {kind for label, kind in kinds if label == "illegal-2"} == {"illegal"}
+    evidence = rows(out / "arena.sqlite", "SELECT fault_json FROM faults WHERE kind = 'crash' LIMIT 1")[0][0]
+    assert json.loads(evidence)["exit"] and json.loads(evidence)["request"]
+    faulted = rows(out / "arena.sqlite", "SELECT match_id FROM matches WHERE forfeit = 1 ORDER BY match_id")
+    show = arena("show", str(out), faulted[0][0])
+    assert show.returncode == 0 and "FAULT" in show.stdout and "by forfeit" in show.stdout
+    assert "faults" in arena("leaderboard", str(out)).stdout
+    assert arena("verify", str(out)).returncode == 0
