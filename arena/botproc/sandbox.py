@@ -179,7 +179,13 @@ def bwrap_argv(*, bwrap: str, bot_dir: Path, workdir: Path, run_dir: Path,
             "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     needed = [REPO_ROOT, Path(sys.prefix), Path(sys.base_prefix),
               Path(sys.executable).resolve().parent, Path("/usr"), Path("/etc")]
-    if not _inside(run_dir, Path("/tmp")) and not any(_inside(p, run_dir) for p in needed):
+    # The project or its interpreter may live under /tmp (a CI clone there): show them again.
+    shown = [p for p in needed if _inside(p, Path("/tmp"))]
+    shown = [p for p in shown if not any(q != p and _inside(p, q) for q in shown)]
+    for path in dict.fromkeys(shown):
+        argv += ["--ro-bind", str(path), str(path)]
+    visible = not _inside(run_dir, Path("/tmp")) or any(_inside(run_dir, p) for p in shown)
+    if visible and not any(_inside(p, run_dir) for p in needed):
         argv += ["--tmpfs", str(run_dir)]
     for path in (bot_dir, *expose):
         argv += ["--ro-bind", str(path), str(path)]
