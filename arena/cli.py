@@ -16,6 +16,9 @@ Command = Callable[[argparse.Namespace], int]
 COMMAND_MODULES = (
     "arena.commands.demo",
     "arena.commands.match",
+    "arena.commands.validate",
+    "arena.commands.registry",
+    "arena.commands.newbot",
     "arena.commands.tournament",
 )
 

@@ -1,0 +1,146 @@
+"""Finding the processes a bot left behind: what ``arena validate``'s shutdown step looks at.
+
+A bot's processes are found two ways: the process tree below the process the arena started
+(``BotProcess.sandbox_pids``), and the bot's one-time token, which every process it starts
+inherits in its environment (``ARENA_TOKEN``) and which finds a double-forked, re-parented
+process that the tree no longer shows. A process is *detached* when it is the bot's but not
+in the tree of the bot's main process: it was re-parented (double fork, ``setsid``) and would
+outlive the bot. Under bubblewrap the sandbox's PID namespace ends it when the bot exits, so
+detached processes are looked for before and during the shutdown; in the fallback the
+re-parented process would truly survive, and any process still holding the token after the
+bot exited is killed here (it is the bot's).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from dataclasses import dataclass
+
+from arena.botproc import BotProcess, SandboxMode
+from arena.botproc import procfs
+from arena.botproc.process import ENV_TOKEN
+
+
+@dataclass(frozen=True, slots=True)
+class Stray:
+    """A process of the bot outside its main process tree."""
+
+    pid: int
+    command: str
+
+    def describe(self) -> str:
+        """``pid 123 (python bot.py)``."""
+        return f"pid {self.pid} ({self.command})"
+
+
+def token_pids(token: str) -> list[int]:
+    """Live (non-zombie) processes whose environment holds ``ARENA_TOKEN=<token>``."""
+    needle = f"{ENV_TOKEN}={token}\0".encode()
+    me = os.getpid()
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == me:
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as fh:
+                env = fh.read()
+        except OSError:
+            continue
+        if needle in env or env.startswith(needle[:-1] + b"\0"):
+            info = procfs.read_stat(int(entry))
+            if info is not None and info.state not in ("Z", "X"):
+                found.append(int(entry))
+    return found
+
+
+def command_line(pid: int, limit: int = 120) -> str:
+    """A process's command line for people ('?' if it is gone)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            raw = fh.read()
+    except OSError:
+        return "?"
+    text = raw.replace(b"\0", b" ").decode("utf-8", "replace").strip() or "?"
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _start_time(pid: int) -> int:
+    """The process's start time in clock ticks since boot (field 22 of /proc/<pid>/stat)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            raw = fh.read()
+        return int(raw[raw.rfind(b")") + 2:].split()[19])
+    except (OSError, ValueError, IndexError):
+        return 1 << 62
+
+
+def main_pid(bot: BotProcess) -> int | None:
+    """The bot's own main process: under bubblewrap the first child of the sandbox init (the
+    outer ``bwrap`` has the init as its one child), else the process the arena started."""
+    if bot.poll() is not None:
+        return None
+    if bot.mode is not SandboxMode.BWRAP:
+        return bot.pid
+    table = procfs.process_table()
+    inits = [p.pid for p in table.values() if p.ppid == bot.pid]
+    children = [p.pid for p in table.values() if p.ppid in inits and p.state not in ("Z", "X")]
+    return min(children, key=_start_time) if children else None
+
+
+def helper_pids(bot: BotProcess) -> set[int]:
+    """The sandbox's own processes: the process the arena started and, under bubblewrap, the
+    sandbox init (its one child)."""
+    helpers = {bot.pid}
+    if bot.mode is SandboxMode.BWRAP:
+        helpers.update(p.pid for p in procfs.process_table().values() if p.ppid == bot.pid)
+    return helpers
+
+
+class ShutdownWatch:
+    """Watches a bot's processes around its shutdown. Create it before sending ``shutdown``;
+    call ``sample()`` while waiting for the bot to exit, then ``settle()`` once it has."""
+
+    def __init__(self, bot: BotProcess, token: str) -> None:
+        self.bot = bot
+        self.token = token
+        self.main = main_pid(bot)
+        self.helpers = helper_pids(bot)
+        self.strays: dict[int, Stray] = {}
+        self.sample()
+
+    def sample(self) -> None:
+        """Note the bot's processes outside its main process tree (see ``detached``)."""
+        table = procfs.process_table()
+        live = {pid for pid, info in table.items() if info.state not in ("Z", "X")}
+        members = ({self.bot.pid, *procfs.descendants(self.bot.pid, table)} | set(token_pids(self.token))) & live
+        tree = set() if self.main is None else {self.main, *procfs.descendants(self.main, table)}
+        for pid in sorted(members - self.helpers - tree):
+            self.strays.setdefault(pid, Stray(pid, command_line(pid)))
+
+    def settle(self, timeout: float) -> list[Stray]:
+        """After the bot exited: wait up to ``timeout`` s for its other processes to end (the
+        sandbox's helpers and whatever the PID namespace takes down with them); note every
+        non-helper seen meanwhile, kill what is left and return it (the true survivors)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = [pid for pid in token_pids(self.token) if pid != self.main]
+            for pid in left:
+                if pid not in self.helpers:
+                    self.strays.setdefault(pid, Stray(pid, command_line(pid)))
+            if not left or time.monotonic() >= deadline:
+                break
+            time.sleep(0.002)
+        survivors = [Stray(pid, command_line(pid)) for pid in left]
+        kill_strays(survivors)
+        return survivors
+
+
+def kill_strays(strays: list[Stray]) -> None:
+    """SIGKILL the given processes of the bot (already-gone ones are ignored)."""
+    for stray in strays:
+        try:
+            os.kill(stray.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass

@@ -1,0 +1,215 @@
+"""Probe games: a bot asked about explicit positions, driven by the arena's own conductor.
+
+A ``ProbeReferee`` is a ``Referee`` whose game is one hand starting at a ``Position``: the bot
+under test plays the seat to move there, and an in-process seeded random policy plays the
+other seat without being asked. The conductor (``arena.conductor.play_matches``) sends the
+requests, enforces the deadlines, drops stray ``seq``s and turns crashes, resets and bad
+bytes into faults, exactly as in a tournament. The game ends with a ``hand_over`` and a void
+``match_over`` (PROTOCOL.md section 12), or earlier with the first fault or illegal answer.
+
+``Traffic`` records every message sent to and received from a session, so a failing step
+can show what was sent and what came back, stray replies included.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from arena.clock import TimeControl
+from arena.conductor import play_matches
+from arena.engine import Hand, Rules
+from arena.faults import Fault, FaultKind, FaultPolicy, truncate
+from arena.referee import Decision, Notice, Referee
+from arena.session import BotSession
+from arena.validation.positions import Position
+
+VOID_DETAIL = "validation game: it ends here"
+
+
+class Traffic:
+    """Every message to and from one session, in order: ``("sent" | "received", bytes)``.
+
+    Installed by wrapping the session object's ``send`` and ``receive_all`` (the conductor's
+    only ways in and out), so nothing in the session or conductor changes.
+    """
+
+    def __init__(self, session: BotSession) -> None:
+        self.log: list[tuple[str, bytes]] = []
+        send, receive_all = session.send, session.receive_all
+
+        def recording_send(payload: bytes) -> bool:
+            self.log.append(("sent", payload))
+            return send(payload)
+
+        def recording_receive_all() -> list[bytes]:
+            messages = receive_all()
+            self.log.extend(("received", m) for m in messages)
+            return messages
+
+        setattr(session, "send", recording_send)
+        setattr(session, "receive_all", recording_receive_all)
+
+    def mark(self) -> int:
+        """A position in the log, to look at what came after it."""
+        return len(self.log)
+
+    def last_exchange(self, game_id: str, since: int = 0) -> tuple[bytes | None, list[bytes]]:
+        """The last request sent for ``game_id`` after ``since``, and every message received after it."""
+        sent: bytes | None = None
+        received: list[bytes] = []
+        for direction, raw in self.log[since:]:
+            if direction == "sent":
+                if _field(raw, "type") == "request" and _field(raw, "game_id") == game_id:
+                    sent, received = raw, []
+            elif sent is not None:
+                received.append(raw)
+        return sent, received
+
+
+def _field(raw: bytes, key: str) -> Any:
+    try:
+        msg = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    return msg.get(key) if isinstance(msg, dict) else None
+
+
+@dataclass(slots=True)
+class Answer:
+    """One decision the bot was asked, and what it answered."""
+
+    legal_actions: list[str]
+    action: str
+    elapsed_ms: float
+    legal: bool
+
+
+class ProbeReferee(Referee):
+    """Referees one probe game: ``position``'s hand, the bot on the seat to move there.
+
+    With ``playout`` the hand is played to its end (the bot answers every decision of its
+    seat); without it the game ends after the bot's first answer. An illegal answer or any
+    fault ends the game; ``problem`` then holds the fault.
+    """
+
+    def __init__(self, game_id: str, position: Position, *, bot_name: str, time_control: TimeControl,
+                 rules: Rules | None = None, playout: bool = True) -> None:
+        rules = rules or Rules()
+        super().__init__(game_id, game_id, rules, (bot_name, bot_name), time_control, FaultPolicy.STRICT)
+        self.position = position
+        self.hand: Hand = position.hand(rules)
+        self.bot_seat = self.hand.to_move if self.hand.to_move is not None else 0
+        self.playout = playout
+        self.rng = random.Random(game_id)
+        self.answers: list[Answer] = []
+        self.problem: Fault | None = None
+        self.done = False
+
+    # ------------------------------------------------------------------ Referee interface
+
+    def decision(self) -> Decision | None:
+        """The bot's pending decision, or None once the game is over."""
+        if self.done:
+            return None
+        view = self._view()
+        return Decision(
+            match_id=self.match_id, seat=self.bot_seat, view=view, legal_actions=view["legal_actions"],
+            time_limit_ms=self.clock.control.time_limit_ms, bank_ms=self.clock.bank_left_ms(self.bot_seat),
+            budget_s=self.clock.budget_s(self.bot_seat),
+        )
+
+    def answer(self, action: str, elapsed_s: float, raw: bytes | None = None, *, request: bytes | None = None,
+               **evidence: Any) -> list[Notice]:
+        """Check and apply the bot's answer, then play the opponent until the bot is asked again.
+        (Further keyword evidence the conductor passes is accepted and not needed here.)"""
+        if self.done:
+            raise RuntimeError(f"probe game {self.match_id} is over; no answer is expected")
+        legal = self.hand.legal_actions()
+        bank_before = self.clock.bank_left_ms(self.bot_seat)
+        in_time = self.clock.charge(self.bot_seat, elapsed_s)
+        ok = action in legal
+        self.answers.append(Answer(legal, action, round(elapsed_s * 1000.0, 3), ok))
+        if not in_time:
+            return self._end_with(FaultKind.TIMEOUT, "answered after the limit plus the bank", raw,
+                                  elapsed_s, bank_before, request)
+        if not ok:
+            return self._end_with(FaultKind.ILLEGAL, f"{action!r} is not legal here; legal: {legal}", raw,
+                                  elapsed_s, bank_before, request)
+        self.hand.apply(action)
+        if not self.playout and not self.hand.is_over:
+            return self._end_game()
+        return self._play_opponent()
+
+    def fault(self, fault: Fault) -> list[Notice]:
+        """A fault the conductor saw (timeout, crash, bad bytes...): the game ends."""
+        self.faults.append(fault)
+        if self.done:
+            return []
+        self.problem = self.problem or fault
+        return self._end_game(fault)
+
+    # ------------------------------------------------------------------ inside
+
+    def start(self) -> None:
+        """Play the opponent's moves up to the bot's first decision (none at a probe position)."""
+        self._play_opponent()
+
+    def _view(self) -> dict[str, Any]:
+        view = self.hand.view(self.bot_seat)
+        view["match"] = {"hand_index": 0, "dealer": self.hand.dealer, "score": [0, 0], "carry": 0,
+                         "target": self.rules.match_target}
+        return view
+
+    def _play_opponent(self) -> list[Notice]:
+        hand = self.hand
+        while not hand.is_over and hand.to_move != self.bot_seat:
+            legal = hand.legal_actions()
+            seat = hand.to_move
+            assert seat is not None
+            if "declare" in legal and hand.total(seat) >= 66:
+                hand.apply("declare")
+            else:
+                hand.apply(self.rng.choice([a for a in legal if a != "declare"] or legal))
+        if not hand.is_over:
+            return []
+        result = hand.result
+        assert result is not None
+        score = [0, 0]
+        if result.winner is not None:
+            score[result.winner] = result.game_points
+        hand_over = Notice(seat=self.bot_seat, kind="hand_over", view=self._view(),
+                           score=(score[0], score[1]), carry=0 if result.winner is not None else 1)
+        return [hand_over, *self._end_game()]
+
+    def _end_game(self, fault: Fault | None = None) -> list[Notice]:
+        """End the game with a void ``match_over`` (winner null, a harness note)."""
+        self.done = True
+        if fault is not None and fault.kind is not FaultKind.HARNESS:
+            brief = {"seat": self.bot_seat, "kind": str(fault.kind), "detail": fault.detail}
+            return [Notice(seat=self.bot_seat, kind="match_over", winner=1 - self.bot_seat,
+                           hands=0, forfeit=True, fault=brief)]
+        brief = {"seat": None, "kind": str(FaultKind.HARNESS), "detail": VOID_DETAIL}
+        return [Notice(seat=self.bot_seat, kind="match_over", winner=None, hands=0, fault=brief)]
+
+    def _end_with(self, kind: FaultKind, detail: str, raw: bytes | None, elapsed_s: float,
+                  bank_ms: int, request: bytes | None) -> list[Notice]:
+        fault = Fault(
+            kind=kind, seat=self.bot_seat, bot=self.names[self.bot_seat], detail=detail,
+            match_id=self.match_id, hand_index=0, request=truncate(request), reply=truncate(raw),
+            elapsed_ms=round(elapsed_s * 1000.0, 3), time_limit_ms=self.clock.control.time_limit_ms,
+            bank_ms=bank_ms,
+        )
+        self.faults.append(fault)
+        self.problem = fault
+        return self._end_game(fault)
+
+
+def run_probes(session: BotSession, referees: list[ProbeReferee]) -> None:
+    """Play the probe games on ``session`` at once (interleaved when there are several)."""
+    for referee in referees:
+        referee.start()
+    play_matches([(referee, (session, session)) for referee in referees])
