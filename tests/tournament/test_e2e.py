@@ -266,3 +266,25 @@ def test_faulty_bots_in_a_tournament_are_recorded_shown_and_the_tournament_compl
     assert show.returncode == 0 and "FAULT" in show.stdout and "by forfeit" in show.stdout
     assert "faults" in arena("leaderboard", str(out)).stdout
     assert arena("verify", str(out)).returncode == 0
+
+
+def test_ctrl_c_finishes_the_pairs_in_flight_and_resume_completes(tmp_path: Path) -> None:
+    out = tmp_path / "stopped"
+    runner = subprocess.Popen([*ARENA, "run", str(write_tournament(tmp_path, out, pairs=4, seed=5)), "--quiet"],
+                              cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        db = out / "arena.sqlite"
+        wait_until(lambda: db.exists() and rows(db, "SELECT count(*) FROM pairs WHERE finished_at IS NOT NULL")[0][0] >= 1,
+                   120, "a stored pair")
+        runner.send_signal(signal.SIGINT)
+        stdout, stderr = runner.communicate(timeout=120)
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+    stored = rows(out / "arena.sqlite", "SELECT count(*) FROM pairs WHERE finished_at IS NOT NULL")[0][0]
+    if stored < 12:  # stopped early: a clean exit that says how to go on
+        assert runner.returncode == 130 and "arena resume" in stderr and "Traceback" not in stderr
+    assert rows(out / "arena.sqlite", "SELECT count(*) FROM matches")[0][0] == 2 * stored
+    assert not processes_mentioning(str(out))
+    resumed = arena("resume", str(out), "--quiet")
+    assert resumed.returncode == 0 and "12/12 stored" in resumed.stdout
