@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import random
 
-from arena.engine import Match, Rules
+from arena.engine import Hand, Match, Rules
 from arena.render import hand_lines
 
 
-def random_policy_action(match: Match, rng: random.Random) -> str:
-    """Uniform over the legal actions, declaring exactly at 66 or more."""
-    hand = match.hand
+def random_policy_action(hand: Hand, rng: random.Random) -> str:
+    """Uniform over the legal actions, declaring exactly at 66 or more (never falsely)."""
     legal = hand.legal_actions()
     if "declare" in legal:
         if hand.total(hand.to_move) >= 66:  # type: ignore[arg-type]
@@ -27,7 +26,7 @@ def play_demo(seed: int, rules: Rules) -> list[str]:
     while not match.is_over:
         seat = match.hand.to_move
         assert seat is not None
-        result = match.apply(random_policy_action(match, rngs[seat]))
+        result = match.apply(random_policy_action(match.hand, rngs[seat]))
         if result is not None:
             first, *rest = hand_lines(match.records[-1])
             lines.append(f"\nHand {len(match.results)}: {first}")

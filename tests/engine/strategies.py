@@ -5,19 +5,10 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator
 
+from arena.demo import random_policy_action as pick
 from arena.engine import Hand
 
 PROFILES = ("default", "pagat", "santase")
-
-
-def pick(hand: Hand, rng: random.Random) -> str:
-    """A random legal action that declares exactly at 66 or more (the benchmark policy)."""
-    legal = hand.legal_actions()
-    if "declare" in legal:
-        if hand.total(hand.to_move) >= 66:  # type: ignore[arg-type]
-            return "declare"
-        legal.remove("declare")
-    return rng.choice(legal)
 
 
 def play_out(hand: Hand, rng: random.Random) -> Iterator[str]:
