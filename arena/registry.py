@@ -111,13 +111,14 @@ class Entry:
         return report if isinstance(report, dict) else None
 
 
-def _root(registry: Path | str | None) -> Path:
+def registry_root(registry: Path | str | None = None) -> Path:
+    """The registry folder: ``registry`` if given, else ``default_registry()`` (absolute)."""
     return Path(registry).expanduser().absolute() if registry is not None else default_registry().absolute()
 
 
 def entries(registry: Path | str | None = None) -> list[Entry]:
     """Every entry, by name then version (oldest first); [] for a registry not made yet."""
-    root = _root(registry)
+    root = registry_root(registry)
     if not root.is_dir():
         return []
     found = [Entry.load(p.parent) for p in sorted(root.glob(f"*/*/{ENTRY_FILE}"))
@@ -150,7 +151,7 @@ def resolve(spec: str, registry: Path | None = None) -> Path:
     name, version = parse_spec(spec)
     entry = find(name, version, registry)
     if entry is None:
-        root = _root(registry)
+        root = registry_root(registry)
         held = [e.spec for e in entries(registry) if e.name == name] or [e.spec for e in entries(registry)]
         hint = f"; it holds {', '.join(held)}" if held else " (it is empty)"
         raise RegistryError(f"no bot {spec!r} in the registry {root}{hint}; add it with: arena submit BOT_DIR")
@@ -203,7 +204,7 @@ def submit(bot_dir: Path | str, registry: Path | str | None = None, *, settings:
     problems, _, _ = folder_problems(manifest.bot_dir)
     if problems:
         raise RegistryError(f"{manifest.bot_dir} cannot be stored: " + "; ".join(problems))
-    root = _root(registry)
+    root = registry_root(registry)
     print_fp = fingerprint(manifest.bot_dir)
     existing = find(manifest.name, manifest.version, root)
     if existing is not None:

@@ -26,7 +26,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
 
 def cmd_bots(args: argparse.Namespace) -> int:
     """List the registry's entries."""
-    from arena.registry import _root, entries
+    from arena.registry import entries, registry_root
 
     found = entries(args.registry)
     if args.json:
@@ -34,7 +34,7 @@ def cmd_bots(args: argparse.Namespace) -> int:
                            "validated": e.validated, "submitted_at": e.submitted_at, "bot_dir": str(e.bot_dir)}
                           for e in found], indent=2))
         return 0
-    root = _root(args.registry)
+    root = registry_root(args.registry)
     if not found:
         print(f"no bots in the registry {root}; add one with: arena submit BOT_DIR")
         return 0

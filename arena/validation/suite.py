@@ -459,7 +459,7 @@ def _match(run: _Run, step: Step) -> None:
     opponent = load_manifest(run.settings.opponent)
     settings = MatchSettings(time_control=run.settings.time_control, policy=FaultPolicy.STRICT,
                              sandbox=SandboxMode(run.settings.sandbox), limits=run.settings.limits,
-                             fresh=True, max_games=1)
+                             fresh=False, max_games=1)  # both matches on the same two processes
     details = []
     with SessionPool(run.run_dir, settings) as pool:
         for seat in (0, 1):

@@ -27,8 +27,9 @@ REPO = Path(__file__).resolve().parents[2]
 BOTS = REPO / "bots"
 FAULTY = BOTS / "faulty"
 
-# Passing bots answer at once, so generous limits cost nothing; faulty ones wait out the clock.
-PASSING = Settings(time_control=TimeControl(time_limit_ms=1000, bank_ms=2000, handshake_ms=10_000))
+# A short decision limit makes the search bots scale their budgets down (botkit); the bank
+# absorbs a slow decision on a loaded machine. Faulty bots wait out the clock, so it is short.
+PASSING = Settings(time_control=TimeControl(time_limit_ms=100, bank_ms=5000, handshake_ms=10_000))
 FAILING = Settings(time_control=TimeControl(time_limit_ms=250, bank_ms=250, handshake_ms=3000),
                    limits=Limits(address_space_bytes=512 << 20, file_size_bytes=1 << 20))
 
