@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -227,3 +229,32 @@ def test_cli_exit_status_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[
     data = json.loads(capsys.readouterr().out)
     assert data["passed"] is False and data["failed_step"] == "command"
     assert [s["status"] for s in data["steps"]][:4] == ["pass", "pass", "fail", "skip"]
+
+
+def test_spawner_child_outlives_it_in_the_fallback_sandbox_and_is_killed() -> None:
+    """Without bubblewrap's PID namespace the detached child really survives the bot: the
+    shutdown step finds it by the bot's token, fails, and kills it."""
+    if not (FAULTY / "spawner").is_dir():
+        pytest.skip("bots/faulty/spawner is not there")
+    settings = Settings(time_control=FAILING.time_control, sandbox="fallback")
+    failure = validate(FAULTY / "spawner", settings).first_failure
+    assert failure is not None and failure.name == "shutdown", failure
+    assert "outlived its shutdown" in failure.detail and "killed now" in failure.detail
+    pids = [int(p) for p in re.findall(r"pid (\d+) \(", failure.detail)]
+    assert pids
+    for pid in pids:
+        assert wait_gone(pid, 5.0), f"pid {pid} still runs"
+
+
+def wait_gone(pid: int, timeout: float) -> bool:
+    """Whether ``pid`` stops being a live spawner process within ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                alive = b"spawner" in fh.read()
+        except OSError:
+            alive = False
+        if not alive or time.monotonic() >= deadline:
+            return not alive
+        time.sleep(0.005)
