@@ -1,0 +1,114 @@
+"""The reference bots as SDK classes: ``run(GreedyBot)`` in a bot folder, or in-process as
+``GreedyBot(game_id, seat, rules=Rules()).act(view, legal_actions)``.
+
+Every bot reads only its view. Search bots take a ``budget`` (worlds or iterations): the
+constructor's, else the ``BOT_BUDGET`` environment variable, else their default. Their random
+stream is seeded from ``(BOT_SEED, game_id, seat)``, so a game's moves are reproducible. If the
+arena's per-decision limit is under 1000 ms the budget shrinks in proportion (a function of
+the limit, not of the clock, so play stays deterministic).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from typing import Any, ClassVar
+
+from arena.engine import Rules
+from protocol.client import Bot
+
+from .knowledge import Knowledge, Situation
+from .model import ACTION_INDEX, ACTION_NAMES
+from .policies import expert, greedy
+
+ENV_BUDGET = "BOT_BUDGET"
+ENV_SEED = "BOT_SEED"
+_RULES_CACHE: dict[tuple[tuple[str, Any], ...], Rules] = {}
+
+
+def rules_from_dict(options: dict[str, Any]) -> Rules:
+    """``Rules(**options)``, cached; unknown options (a newer arena) fall back to the defaults."""
+    key = tuple(sorted(options.items()))
+    rules = _RULES_CACHE.get(key)
+    if rules is None:
+        try:
+            rules = Rules(**options)
+        except ValueError:
+            rules = Rules()
+        _RULES_CACHE[key] = rules
+    return rules
+
+
+class LadderBot(Bot):
+    """Common plumbing: rules, seeding, budget, string <-> int actions, up-card memory."""
+
+    version = "1.0"
+    max_games = 8
+    default_budget: ClassVar[int] = 0
+
+    def __init__(self, game_id: str, seat: int, *, rules: Rules | None = None, budget: int | None = None,
+                 seed: str | None = None) -> None:
+        super().__init__(game_id, seat)
+        self._fixed_rules = rules
+        env_budget = os.environ.get(ENV_BUDGET)
+        self.budget = budget if budget is not None else int(env_budget) if env_budget else self.default_budget
+        base = seed if seed is not None else os.environ.get(ENV_SEED, "0")
+        self.rng = random.Random(f"{base}:{game_id}:{seat}")
+        self._up_seen: tuple[Any, int] = (None, -1)  # (hand key, last up-card seen)
+
+    @property
+    def engine_rules(self) -> Rules:
+        """The rules of this game: the constructor's, else the welcome's (via the SDK)."""
+        return self._fixed_rules if self._fixed_rules is not None else rules_from_dict(self.rules)
+
+    def effective_budget(self) -> int:
+        """The budget, scaled down when the arena's decision limit is under 1000 ms."""
+        limit = self.time_limit_ms
+        if 0 < limit < 1000:
+            return max(1, self.budget * limit // 1000)
+        return self.budget
+
+    def act(self, view: dict[str, Any], legal_actions: list[str]) -> str:
+        """Answer a request: the subclass's ``choose`` on int actions."""
+        key = (view.get("match", {}).get("hand_index"), view["dealer"])
+        if view["up_card"] is not None:
+            self._up_seen = (key, ACTION_INDEX["play " + view["up_card"]])
+        legal = [ACTION_INDEX[a] for a in legal_actions]
+        if len(legal) == 1:
+            return legal_actions[0]
+        return ACTION_NAMES[self.choose(view, legal)]
+
+    def dead_up_card(self, view: dict[str, Any]) -> int:
+        """The up-card a close turned down, if this bot saw it (else -1)."""
+        for e in view["events"]:
+            if e["type"] == "exchange":
+                return ACTION_INDEX["play " + e["gave"]]
+        key = (view.get("match", {}).get("hand_index"), view["dealer"])
+        return self._up_seen[1] if self._up_seen[0] == key else -1
+
+    def knowledge(self, view: dict[str, Any]) -> Knowledge:
+        """Card counting for this view."""
+        return Knowledge(view, self.engine_rules, self.dead_up_card(view))
+
+    def choose(self, view: dict[str, Any], legal: list[int]) -> int:
+        """Pick one of ``legal`` (int actions, at least two)."""
+        raise NotImplementedError
+
+
+class GreedyBot(LadderBot):
+    """One-ply rules: exchanges the nine, melds (40 first), wins cheaply, never closes."""
+
+    name = "greedy"
+
+    def choose(self, view: dict[str, Any], legal: list[int]) -> int:
+        return greedy(Situation.from_view(view, self.engine_rules), legal)
+
+
+class ExpertBot(LadderBot):
+    """Card counting and hand-written strategy (safe closes, marriages, trump management)."""
+
+    name = "expert"
+
+    def choose(self, view: dict[str, Any], legal: list[int]) -> int:
+        return expert(self.knowledge(view).situation, legal)
+

@@ -1,0 +1,274 @@
+"""The hand-written policies: ``greedy`` (one-ply rules) and ``expert`` (card counting).
+
+Both map a ``Situation`` and the legal int actions (``botkit.model``) to one action, so the
+same code answers a real request (situation from the view) and plays rollouts inside search
+(situation from a model hand). Neither ever declares under 66.
+"""
+
+from __future__ import annotations
+
+from .cards import CARD_POINTS, CARD_SUIT, KING, NINE, QUEEN, SUIT_MASK, cards_of
+from .knowledge import Situation, meld_suits
+from .model import CLOSE, DECLARE, DRAW, EXCHANGE, FINAL, FOLLOW, MELD, PASS, PRE_DRAW
+
+ACE, TEN = 0, 1
+WIN_66 = 100  # the score of reaching 66 (or of letting the opponent reach it)
+
+
+def beats(lead: int, c: int, trump: int) -> bool:
+    """Whether the follower's card ``c`` wins the trick against ``lead`` (R6.4)."""
+    if CARD_SUIT[c] == CARD_SUIT[lead]:
+        return c < lead
+    return CARD_SUIT[c] == trump
+
+
+def partners(mine: int) -> int:
+    """The kings and queens of the marriages held in ``mine``."""
+    out = 0
+    for s in range(4):
+        pair = (1 << (s * 6 + KING)) | (1 << (s * 6 + QUEEN))
+        if mine & pair == pair:
+            out |= pair
+    return out
+
+
+def best_meld(sit: Situation, suits: list[int]) -> int:
+    """The most valuable of the meldable suits: trumps (40) first."""
+    return sit.trump if sit.trump in suits else suits[0]
+
+
+def _common(sit: Situation, legal: list[int]) -> int | None:
+    """The choices greedy and expert make alike: declare at 66, pass, exchange the nine."""
+    if DECLARE in legal and sit.total(sit.seat) >= 66:
+        return DECLARE
+    if sit.phase == FINAL:
+        return PASS
+    if EXCHANGE in legal:
+        return EXCHANGE
+    return None
+
+
+# ----------------------------------------------------------------------------- greedy
+
+def _cheap_key(c: int, trump: int, keep: int) -> tuple[int, int, int, int]:
+    """Order for "the cheapest card": non-trumps, non-partners, fewest points, lowest rank."""
+    return (CARD_SUIT[c] == trump, (keep >> c) & 1, CARD_POINTS[c], -c)
+
+
+def greedy(sit: Situation, legal: list[int]) -> int:
+    """One-ply rules: exchange, meld (40 first), win cheaply, discard low, never close."""
+    common = _common(sit, legal)
+    if common is not None:
+        return common
+    if sit.phase == PRE_DRAW:
+        return DRAW
+    melds = meld_suits(legal)
+    if melds:
+        return MELD + best_meld(sit, melds)
+    if sit.pending_meld >= 0:
+        return sit.pending_meld * 6 + QUEEN
+    trump = sit.trump
+    plays = [a for a in legal if a < 24]
+    keep = partners(sit.mine)
+    if sit.phase != FOLLOW:
+        return min(plays, key=lambda c: _cheap_key(c, trump, keep))
+    lead = sit.lead
+    winners = [c for c in plays if beats(lead, c, trump)]
+    if sit.strict:
+        if winners:
+            return min(winners, key=lambda c: (CARD_POINTS[c], -c))
+        return min(plays, key=lambda c: _cheap_key(c, trump, keep))
+    in_suit = [c for c in winners if CARD_SUIT[c] == CARD_SUIT[lead]]
+    if in_suit:
+        return max(in_suit)  # the lowest card that heads the lead
+    if CARD_POINTS[lead] >= 10 and CARD_SUIT[lead] != trump:
+        trumps = [c for c in plays if CARD_SUIT[c] == trump]
+        if trumps:
+            return min(trumps, key=lambda c: ((keep >> c) & 1, CARD_POINTS[c], -c))
+    return min(plays, key=lambda c: _cheap_key(c, trump, keep))
+
+
+# ----------------------------------------------------------------------------- expert
+
+def masters(sit: Situation, suit: int, mine: int | None = None) -> list[int]:
+    """My cards of ``suit`` that no card the opponent may hold can head, highest first."""
+    mine = sit.mine if mine is None else mine
+    opp = sit.opp_possible & SUIT_MASK[suit]
+    out = []
+    for c in cards_of(mine & SUIT_MASK[suit]):
+        if opp & ((1 << c) - 1):
+            break
+        out.append(c)
+    return out
+
+
+def sure_points(sit: Situation, mine: int) -> int:
+    """Card points of the tricks ``mine`` wins for sure when leading in Phase B: the top
+    trumps, then, once they must have drawn every trump the opponent may hold, the top
+    cards of the other suits. The opponent's cards in those tricks are not counted."""
+    trump = sit.trump
+    top_trumps = masters(sit, trump, mine)
+    points = sum(CARD_POINTS[c] for c in top_trumps)
+    opp_trumps = min((sit.opp_possible & SUIT_MASK[trump]).bit_count(), sit.opp_size)
+    if len(top_trumps) >= opp_trumps:
+        for s in range(4):
+            if s != trump:
+                points += sum(CARD_POINTS[c] for c in masters(sit, s, mine))
+    return points
+
+
+def closing_is_safe(sit: Situation) -> bool:
+    """Whether closing now reaches 66 for sure (a marriage on the closing lead counts
+    when its king is a sure winner, since the king is then led)."""
+    me = sit.seat
+    sure = sure_points(sit, sit.mine)
+    if not sure:
+        return False
+    total = sit.tp[me] + sit.mp[me] + sure
+    if sit.rules.marriage_on_closing_lead and (sit.tw[me] or sit.rules.marriage_on_first_lead):
+        kings = [s for s in range(4) if (partners(sit.mine) >> (s * 6 + KING)) & 1]
+        bonus = [40 if s == sit.trump else 20 for s in kings if masters(sit, s)[:1] == [s * 6 + KING]]
+        total += max(bonus, default=0)
+    return total >= 66
+
+
+def _keep_value(sit: Situation, c: int, keep: int) -> float:
+    """What holding ``c`` is worth beyond its card points (trumps, marriages, masters)."""
+    value = 0.0
+    suit = CARD_SUIT[c]
+    rank = c % 6
+    if (keep >> c) & 1 and not sit.strict:
+        value += 16.0 if suit == sit.trump else 9.0
+    if suit == sit.trump:
+        value += (6.0, 5.0, 3.5, 3.5, 3.0, 2.5)[rank]
+        if rank == NINE and sit.up >= 0 and not sit.strict:
+            value += CARD_POINTS[sit.up] * 0.5  # it can still be exchanged for the up-card
+    elif rank == ACE:
+        value += 2.0
+    elif rank == TEN and not sit.opp_possible & (1 << (suit * 6)):
+        value += 2.0
+    return value
+
+
+def _lead_value(sit: Situation, mine_after: int) -> float:
+    """What winning the lead is worth in Phase A: the chance to meld and exchange."""
+    if sit.strict:
+        return 0.0
+    value = 2.0
+    keep = partners(mine_after)
+    for s in range(4):
+        if (keep >> (s * 6 + KING)) & 1:
+            value = max(value, (40.0 if s == sit.trump else 20.0) * 0.6)
+    return value
+
+
+def _phase_a_follow(sit: Situation, plays: list[int]) -> int:
+    me, opp = sit.seat, 1 - sit.seat
+    lead, trump = sit.lead, sit.trump
+    lp = CARD_POINTS[lead]
+    keep = partners(sit.mine)
+    my_base = sit.tp[me] + sit.mp[me]
+    opp_base = sit.tp[opp] + sit.mp[opp]
+    last_draw = sit.stock_size == 2 and sit.up >= 0  # the loser of this trick takes the up-card
+    up_value = CARD_POINTS[sit.up] + _keep_value(sit, sit.up, 0) if last_draw else 0.0
+    best, best_score = plays[0], -1e9
+    for c in plays:
+        pc = CARD_POINTS[c]
+        k = _keep_value(sit, c, keep)
+        if beats(lead, c, trump):
+            score = lp + pc - k + _lead_value(sit, sit.mine & ~(1 << c))
+            if my_base + lp + pc >= 66:
+                score += WIN_66
+        else:
+            score = -(lp + pc) - k + up_value * 0.5
+            if opp_base + lp + pc >= 66:
+                score -= WIN_66
+        if score > best_score or (score == best_score and c > best):
+            best, best_score = c, score
+    return best
+
+
+def _sure_now(sit: Situation, c: int) -> bool:
+    """Whether leading ``c`` wins this trick whatever the opponent holds."""
+    suit = CARD_SUIT[c]
+    opp = sit.opp_possible
+    if opp & SUIT_MASK[suit] & ((1 << c) - 1):
+        return False
+    if suit == sit.trump or not opp & SUIT_MASK[sit.trump]:
+        return True
+    # Phase B with the opponent's hand known exactly: holding the suit, it must follow.
+    exact = sit.strict and not sit.closed
+    return exact and bool(opp & SUIT_MASK[suit]) and sit.rules.must_head
+
+
+def _phase_a_lead(sit: Situation, plays: list[int]) -> int:
+    me = sit.seat
+    trump = sit.trump
+    keep = partners(sit.mine)
+    need = 66 - (sit.tp[me] + sit.mp[me])
+    sure = [c for c in plays if _sure_now(sit, c) and CARD_POINTS[c] >= need]
+    if sure:
+        return min(sure, key=lambda c: CARD_POINTS[c])
+
+    def cost(c: int) -> float:
+        suit, rank, pc = CARD_SUIT[c], c % 6, CARD_POINTS[c]
+        if (keep >> c) & 1:
+            return 30.0 + (20.0 if suit == trump else 0.0)
+        if suit == trump:
+            return 10.0 + pc + (5.0 if rank <= TEN else 0.0)
+        if rank == ACE:
+            return 9.0
+        if rank == TEN:
+            return 12.0 if sit.opp_possible & (1 << (suit * 6)) else 9.0
+        return float(pc)
+
+    return min(plays, key=lambda c: (cost(c), -c))
+
+
+def _strict_lead(sit: Situation, plays: list[int]) -> int:
+    trump = sit.trump
+    sure = [c for c in plays if _sure_now(sit, c)]
+    if sure:
+        opp_has_trumps = bool(sit.opp_possible & SUIT_MASK[trump])
+        sure_trumps = [c for c in sure if CARD_SUIT[c] == trump]
+        if opp_has_trumps and sure_trumps:
+            return sure_trumps[0]
+        return max(sure, key=lambda c: (CARD_POINTS[c], -c))
+    keep = partners(sit.mine)
+    return min(plays, key=lambda c: _cheap_key(c, trump, keep))
+
+
+def _strict_follow(sit: Situation, plays: list[int]) -> int:
+    winners = [c for c in plays if beats(sit.lead, c, sit.trump)]
+    if winners:
+        return max(winners)  # the lowest winning card keeps the higher ones
+    return min(plays, key=lambda c: _cheap_key(c, sit.trump, 0))
+
+
+def expert(sit: Situation, legal: list[int]) -> int:
+    """Card counting and hand-written strategy (see the module docstring of ``policies``)."""
+    common = _common(sit, legal)
+    if common is not None:
+        return common
+    me = sit.seat
+    if sit.phase == PRE_DRAW:
+        return CLOSE if closing_is_safe(sit) else DRAW
+    melds = meld_suits(legal)
+    if melds:
+        suit = best_meld(sit, melds)
+        value = 40 if suit == sit.trump else 20
+        if sit.tw[me] and sit.total(me) + value >= 66:
+            return MELD + suit  # then declare
+    if CLOSE in legal and closing_is_safe(sit):
+        return CLOSE
+    if melds:
+        suit = best_meld(sit, melds)
+        if not sit.strict or masters(sit, suit)[:1] == [suit * 6 + KING]:
+            return MELD + suit
+    if sit.pending_meld >= 0:
+        king = sit.pending_meld * 6 + KING
+        return king if _sure_now(sit, king) else king + 1
+    plays = [a for a in legal if a < 24]
+    if sit.phase == FOLLOW:
+        return _strict_follow(sit, plays) if sit.strict else _phase_a_follow(sit, plays)
+    return _strict_lead(sit, plays) if sit.strict else _phase_a_lead(sit, plays)

@@ -1,0 +1,69 @@
+"""Tactical positions each ladder bot must solve (explicit decks, scripted actions)."""
+
+from __future__ import annotations
+
+import pytest
+
+from arena.engine import Hand
+
+from . import positions as pos
+from .conftest import LADDER, MakeBot
+
+pytestmark = pytest.mark.unit
+
+ALL = list(LADDER)
+
+
+def decide(make_bot: MakeBot, name: str, hand: Hand) -> str:
+    view = pos.to_move_view(hand)
+    action = make_bot(name, view["seat"]).act(view, view["legal_actions"])
+    assert action in view["legal_actions"]
+    return action
+
+
+@pytest.mark.parametrize("name", ["greedy", "expert"])
+def test_exchanges_the_trump_nine(make_bot: MakeBot, name: str) -> None:
+    hand = pos.exchange_position()
+    assert "exchange" in hand.legal_actions()
+    assert decide(make_bot, name, hand) == "exchange"
+
+
+@pytest.mark.parametrize("name", ["greedy", "expert"])
+def test_announces_the_trump_marriage_first_and_never_declares_it_pending(make_bot: MakeBot, name: str) -> None:
+    hand = pos.marriages_position()
+    assert decide(make_bot, name, hand) == "meld H"
+    hand.apply("meld H")
+    assert "declare" in hand.legal_actions()  # 40 pending, no trick yet: total 0
+    assert decide(make_bot, name, hand) in ("play KH", "play QH")
+
+
+@pytest.mark.parametrize("name", ["expert"])
+def test_melds_and_goes_out(make_bot: MakeBot, name: str) -> None:
+    hand = pos.meld_and_go_out_position()
+    assert decide(make_bot, name, hand) == "meld C"
+    hand.apply("meld C")
+    assert decide(make_bot, name, hand) == "declare"
+    hand.apply("declare")
+    assert hand.result is not None and hand.result.winner == hand.dealer ^ 1 and hand.result.totals[1] == 72
+
+
+@pytest.mark.parametrize("name", ["expert"])
+def test_takes_a_safe_close(make_bot: MakeBot, name: str) -> None:
+    assert decide(make_bot, name, pos.safe_close_position()) == "close"
+
+
+def test_greedy_never_closes_and_expert_closes_only_when_safe(make_bot: MakeBot) -> None:
+    assert decide(make_bot, "greedy", pos.safe_close_position()) != "close"
+    assert decide(make_bot, "expert", pos.safe_close_position(points=False)) != "close"
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_never_declares_under_66(make_bot: MakeBot, name: str) -> None:
+    hand = pos.false_declaration_position()
+    view = pos.to_move_view(hand)
+    assert "declare" in view["legal_actions"] and view["totals"][view["seat"]] == 63
+    assert decide(make_bot, name, hand) != "declare"
+
+
+def test_the_forced_win_is_not_the_expert_heuristic(make_bot: MakeBot) -> None:
+    assert decide(make_bot, "expert", pos.forced_win_position()) != "play KH"
