@@ -17,9 +17,12 @@ from typing import Any, ClassVar
 from arena.engine import Rules
 from protocol.client import Bot
 
+from . import ismcts
+from .endgame import action_values, value
 from .knowledge import Knowledge, Situation
-from .model import ACTION_INDEX, ACTION_NAMES
+from .model import ACTION_INDEX, ACTION_NAMES, FINAL, Game
 from .policies import expert, greedy
+from .worlds import best_action, candidate_actions, pimc_values, worlds
 
 ENV_BUDGET = "BOT_BUDGET"
 ENV_SEED = "BOT_SEED"
@@ -112,3 +115,91 @@ class ExpertBot(LadderBot):
     def choose(self, view: dict[str, Any], legal: list[int]) -> int:
         return expert(self.knowledge(view).situation, legal)
 
+
+def exact_values(g: Game, actions: list[int], seat: int) -> dict[int, float]:
+    """Exact alpha-beta values of ``actions`` in one world (ints as floats)."""
+    return {a: float(v) for a, v in action_values(g, seat, actions).items()}
+
+
+class ExpertABBot(LadderBot):
+    """``expert``, plus exact alpha-beta once the stock is closed or exhausted: one world when
+    the opponent's hand is known, else a small PIMC over the unseen cards (``budget`` worlds;
+    all of them when there are no more)."""
+
+    name = "expert_ab"
+    default_budget = 30
+
+    def choose(self, view: dict[str, Any], legal: list[int]) -> int:
+        know = self.knowledge(view)
+        sit = know.situation
+        preferred = expert(sit, legal)
+        if not sit.strict or sit.phase == FINAL:
+            return preferred
+        games = worlds(know, self.rng, self.effective_budget())
+        return best_action(pimc_values(know, candidate_actions(sit, legal), games, exact_values), preferred)
+
+
+def rollout_value(g: Game, seat: int, exact_endgame: bool = True) -> float:
+    """Play ``g`` out with ``expert`` on both sides (each from its own public knowledge) until
+    the hand ends or, with ``exact_endgame``, the stock is closed or exhausted: then solve it."""
+    while g.result is None:
+        if exact_endgame and not g.stock:
+            return float(value(g, seat))
+        g.apply(expert(Situation.from_game(g, g.to_move), g.legal))
+    return float(g.value(seat))
+
+
+def rollout_values(g: Game, actions: list[int], seat: int) -> dict[int, float]:
+    """Each action followed by an expert rollout with the exact endgame, in one world."""
+    out = {}
+    for a in actions:
+        child = g.copy()
+        child.apply(a)
+        out[a] = rollout_value(child, seat)
+    return out
+
+
+class PimcBot(LadderBot):
+    """Perfect-Information Monte Carlo: ``budget`` sampled worlds consistent with the view;
+    every legal action (closing and exchanging included) is valued in each world by an
+    ``expert`` rollout that switches to exact alpha-beta once the stock is closed or
+    exhausted; the best mean game-point outcome is played. Phase B is ``expert_ab``'s search."""
+
+    name = "pimc"
+    default_budget = 16
+
+    def choose(self, view: dict[str, Any], legal: list[int]) -> int:
+        know = self.knowledge(view)
+        sit = know.situation
+        preferred = expert(sit, legal)
+        if sit.phase == FINAL:
+            return preferred
+        actions = candidate_actions(sit, legal)
+        if sit.strict:
+            games = worlds(know, self.rng, ExpertABBot.default_budget)
+            return best_action(pimc_values(know, actions, games, exact_values), preferred)
+        games = worlds(know, self.rng, self.effective_budget())
+        return best_action(pimc_values(know, actions, games, rollout_values), preferred)
+
+
+class IsmctsBot(LadderBot):
+    """Information Set MCTS (``botkit.ismcts``): ``budget`` iterations, each in a fresh sampled
+    world, ``expert`` rollouts and the exact endgame; Phase B is ``expert_ab``'s search."""
+
+    name = "ismcts"
+    default_budget = 300
+    exploration = 0.7
+
+    def choose(self, view: dict[str, Any], legal: list[int]) -> int:
+        know = self.knowledge(view)
+        sit = know.situation
+        preferred = expert(sit, legal)
+        if sit.phase == FINAL:
+            return preferred
+        actions = candidate_actions(sit, legal)
+        if sit.strict:
+            games = worlds(know, self.rng, ExpertABBot.default_budget)
+            return best_action(pimc_values(know, actions, games, exact_values), preferred)
+        root = ismcts.prune(legal, sit.total(sit.seat), True)
+        visits = ismcts.search(know, root, self.rng, self.effective_budget(), self.exploration)
+        return best_action({a: float(n) for a, n in visits.items()}, preferred)

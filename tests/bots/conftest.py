@@ -7,11 +7,13 @@ from collections.abc import Callable
 import pytest
 
 from arena.engine import Rules
-from botkit.bots import ExpertBot, GreedyBot, LadderBot
+from botkit.bots import ExpertABBot, ExpertBot, GreedyBot, IsmctsBot, LadderBot, PimcBot
 
-LADDER: dict[str, type[LadderBot]] = {"greedy": GreedyBot, "expert": ExpertBot}
-SEARCH: tuple[str, ...] = ()
-SMALL_BUDGET: dict[str, int] = {}
+LADDER: dict[str, type[LadderBot]] = {
+    "greedy": GreedyBot, "expert": ExpertBot, "expert_ab": ExpertABBot, "pimc": PimcBot, "ismcts": IsmctsBot,
+}
+SEARCH = ("expert_ab", "pimc", "ismcts")
+SMALL_BUDGET = {"expert_ab": 12, "pimc": 6, "ismcts": 60}
 
 MakeBot = Callable[[str, int], LadderBot]
 

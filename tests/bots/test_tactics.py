@@ -7,7 +7,7 @@ import pytest
 from arena.engine import Hand
 
 from . import positions as pos
-from .conftest import LADDER, MakeBot
+from .conftest import LADDER, SEARCH, MakeBot
 
 pytestmark = pytest.mark.unit
 
@@ -21,14 +21,14 @@ def decide(make_bot: MakeBot, name: str, hand: Hand) -> str:
     return action
 
 
-@pytest.mark.parametrize("name", ["greedy", "expert"])
+@pytest.mark.parametrize("name", ["greedy", "expert", "expert_ab", "ismcts"])
 def test_exchanges_the_trump_nine(make_bot: MakeBot, name: str) -> None:
     hand = pos.exchange_position()
     assert "exchange" in hand.legal_actions()
     assert decide(make_bot, name, hand) == "exchange"
 
 
-@pytest.mark.parametrize("name", ["greedy", "expert"])
+@pytest.mark.parametrize("name", ["greedy", "expert", "expert_ab"])
 def test_announces_the_trump_marriage_first_and_never_declares_it_pending(make_bot: MakeBot, name: str) -> None:
     hand = pos.marriages_position()
     assert decide(make_bot, name, hand) == "meld H"
@@ -37,7 +37,7 @@ def test_announces_the_trump_marriage_first_and_never_declares_it_pending(make_b
     assert decide(make_bot, name, hand) in ("play KH", "play QH")
 
 
-@pytest.mark.parametrize("name", ["expert"])
+@pytest.mark.parametrize("name", ["expert", "expert_ab", "pimc", "ismcts"])
 def test_melds_and_goes_out(make_bot: MakeBot, name: str) -> None:
     hand = pos.meld_and_go_out_position()
     assert decide(make_bot, name, hand) == "meld C"
@@ -47,7 +47,7 @@ def test_melds_and_goes_out(make_bot: MakeBot, name: str) -> None:
     assert hand.result is not None and hand.result.winner == hand.dealer ^ 1 and hand.result.totals[1] == 72
 
 
-@pytest.mark.parametrize("name", ["expert"])
+@pytest.mark.parametrize("name", ["expert", "expert_ab", "pimc", "ismcts"])
 def test_takes_a_safe_close(make_bot: MakeBot, name: str) -> None:
     assert decide(make_bot, name, pos.safe_close_position()) == "close"
 
@@ -65,5 +65,32 @@ def test_never_declares_under_66(make_bot: MakeBot, name: str) -> None:
     assert decide(make_bot, name, hand) != "declare"
 
 
+@pytest.mark.parametrize("name", SEARCH)
+def test_alpha_beta_finds_the_forced_win(make_bot: MakeBot, name: str) -> None:
+    hand = pos.forced_win_position()
+    view = pos.to_move_view(hand)
+    assert view["stock_size"] == 0 and not view["closed"]
+    assert decide(make_bot, name, hand) == "play KH"
+    hand.apply("play KH")
+    seat = view["seat"]
+    while not hand.is_over:  # and it converts the win against any defence it then faces
+        mover = hand.to_move
+        assert mover is not None
+        if mover == seat:
+            hand.apply(decide(make_bot, name, hand))
+        else:
+            hand.apply(hand.legal_actions()[-1])
+    assert hand.result is not None and hand.result.winner == seat
+
+
 def test_the_forced_win_is_not_the_expert_heuristic(make_bot: MakeBot) -> None:
     assert decide(make_bot, "expert", pos.forced_win_position()) != "play KH"
+
+
+@pytest.mark.parametrize("name", SEARCH)
+def test_search_is_deterministic_for_a_seed(make_bot: MakeBot, name: str) -> None:
+    hand = pos.safe_close_position(points=False)
+    hand.apply("play QC")
+    view = hand.view(0)  # the dealer follows in Phase A: every card is legal
+    first = [make_bot(name, 0).act(view, view["legal_actions"]) for _ in range(2)]
+    assert first[0] == first[1]

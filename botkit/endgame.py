@@ -1,0 +1,296 @@
+"""Exact alpha-beta on game points for hands whose cards are all known (one world).
+
+``action_values(game, root)`` gives the exact value, in game points for ``root`` (negative
+when lost), of each legal action. Phase A states are searched through ``Game.copy``/``apply``
+(draws included), and once the stock is closed or exhausted a tight recursive search on
+bitmasks takes over (``_PhaseB``), with a transposition table per solve. Declaring under 66
+is never searched, and a leader at 66 or more always declares: its opponent's total and
+tricks can only grow, so playing on can never score more.
+"""
+
+from __future__ import annotations
+
+from .cards import CARD_POINTS, CARD_SUIT, KING, QUEEN, SUIT_MASK, cards_of
+from .model import DECLARE, FOLLOW, LEAD, MELD, STEP_NONE, Game
+
+_INF = 99
+_EXACT, _LOWER, _UPPER = 0, 1, 2
+
+
+class _PhaseB:
+    """Strict-phase search for one root seat and one hand's constants (rules, close state)."""
+
+    def __init__(self, g: Game, root: int) -> None:
+        rules = g.rules
+        self.root = root
+        self.trump = g.trump
+        self.closed = g.closed
+        self.closer = g.closer
+        self.otc = g.otc
+        self.bonus = 0 if g.closed else rules.last_trick_bonus
+        self.rules = rules
+        self.table: dict[tuple[int, ...], tuple[int, int]] = {}
+        self.nodes = 0
+        option = rules.closer_opponent_out_points
+        self.coo = (3 if g.otc == 0 else 2) if option == "2or3_at_close" else (2 if option == "flat2" else 3)
+        self.melds = rules.marriages_in_phase_b
+        self.meld_first = rules.marriage_on_first_lead
+
+    # ------------------------------------------------------------------ scoring
+
+    def _g(self, total: int, tw: int, mp: int) -> int:
+        """G(loser) from its R9 total, tricks and marriage points (R13.0)."""
+        if not tw:
+            return 3
+        if not self.rules.schneider_counts_marriages:
+            total -= mp
+        return 2 if total < 33 else 1
+
+    def _declared(self, m: int, tp: tuple[int, int], tw: tuple[int, int], mp: tuple[int, int]) -> int:
+        """Value for root when ``m`` declares correctly."""
+        o = 1 - m
+        if not self.closed or m == self.closer:
+            v = self._g(tp[o] + (mp[o] if tw[o] else 0), tw[o], mp[o])
+        else:
+            v = self.coo
+        return v if m == self.root else -v
+
+    def _failed(self, tw: tuple[int, int]) -> int:
+        option = self.rules.failed_close_points
+        if option == "2or3_at_close":
+            return 3 if self.otc == 0 else 2
+        if option == "2or3_at_end":
+            return 3 if tw[1 - self.closer] == 0 else 2
+        return 3 if option == "flat3" else 2
+
+    def _final(self, w: int, tp: tuple[int, int], tw: tuple[int, int], mp: tuple[int, int]) -> int:
+        """Value for root after the last trick, won by ``w``, who then declares or passes."""
+        rules = self.rules
+        totals = [tp[0] + (mp[0] if tw[0] else 0), tp[1] + (mp[1] if tw[1] else 0)]
+        totals[w] += self.bonus
+        if self.closed:
+            c = self.closer
+            if totals[c] >= 66 and not rules.closer_must_declare:
+                v = self._g(totals[1 - c], tw[1 - c], mp[1 - c])
+                passed = v if c == self.root else -v
+            else:
+                p = self._failed(tw)
+                passed = p if 1 - c == self.root else -p
+        elif totals[0] == totals[1]:
+            passed = 0
+        else:
+            hi = 0 if totals[0] > totals[1] else 1
+            v = self._g(totals[1 - hi], tw[1 - hi], mp[1 - hi])
+            passed = v if hi == self.root else -v
+        if totals[w] < 66:
+            return passed
+        declared = self._declared(w, tp, tw, mp)
+        if rules.auto_declare:
+            return declared
+        return max(passed, declared) if w == self.root else min(passed, declared)
+
+    # ------------------------------------------------------------------ search
+
+    def search(self, h0: int, h1: int, mover: int, lead: int, tp0: int, tp1: int, tw0: int, tw1: int,
+               mp0: int, mp1: int, alpha: int, beta: int) -> int:
+        """Value for root of the strict-phase state (``lead`` -1 when ``mover`` leads)."""
+        self.nodes += 1
+        key = (h0, h1, mover, lead, tp0, tp1, tw0 > 0, tw1 > 0, mp0, mp1)
+        hit = self.table.get(key)
+        if hit is not None:
+            flag, v = hit
+            if flag == _EXACT:
+                return v
+            if flag == _LOWER:
+                if v >= beta:
+                    return v
+                alpha = max(alpha, v)
+            elif v <= alpha:
+                return v
+            else:
+                beta = min(beta, v)
+        a0, b0 = alpha, beta
+        maximizing = mover == self.root
+        best = -_INF if maximizing else _INF
+        if lead < 0:
+            total = tp0 + (mp0 if tw0 else 0) if mover == 0 else tp1 + (mp1 if tw1 else 0)
+            if total >= 66:
+                return self._declared(mover, (tp0, tp1), (tw0, tw1), (mp0, mp1))
+            hand = h0 if mover == 0 else h1
+            for c in sorted(cards_of(hand), key=_lead_order):
+                b = 1 << c
+                if mover == 0:
+                    v = self.search(h0 ^ b, h1, 1, c, tp0, tp1, tw0, tw1, mp0, mp1, alpha, beta)
+                else:
+                    v = self.search(h0, h1 ^ b, 0, c, tp0, tp1, tw0, tw1, mp0, mp1, alpha, beta)
+                if maximizing:
+                    if v > best:
+                        best = v
+                        alpha = max(alpha, v)
+                else:
+                    if v < best:
+                        best = v
+                        beta = min(beta, v)
+                if alpha >= beta:
+                    break
+            if alpha < beta and self.melds:
+                best = self._meld_leads(h0, h1, mover, tp0, tp1, tw0, tw1, mp0, mp1, alpha, beta, best)
+        else:
+            hand = h0 if mover == 0 else h1
+            suit = CARD_SUIT[lead]
+            same = hand & SUIT_MASK[suit]
+            trump_mask = SUIT_MASK[self.trump]
+            if same:
+                higher = same & ((1 << lead) - 1) if self.rules.must_head else 0
+                legal = higher or same
+            elif self.rules.must_trump_when_void and hand & trump_mask:
+                legal = hand & trump_mask
+            else:
+                legal = hand
+            leader = 1 - mover
+            points_lead = CARD_POINTS[lead]
+            for c in _follow_order(legal, lead, self.trump):
+                if CARD_SUIT[c] == suit:
+                    w = mover if c < lead else leader
+                else:
+                    w = mover if CARD_SUIT[c] == self.trump else leader
+                pts = points_lead + CARD_POINTS[c]
+                b = 1 << c
+                n0, n1 = (h0 ^ b, h1) if mover == 0 else (h0, h1 ^ b)
+                if w == 0:
+                    ntp0, ntp1, ntw0, ntw1 = tp0 + pts, tp1, tw0 + 1, tw1
+                else:
+                    ntp0, ntp1, ntw0, ntw1 = tp0, tp1 + pts, tw0, tw1 + 1
+                if not n0 and not n1:
+                    v = self._final(w, (ntp0, ntp1), (ntw0, ntw1), (mp0, mp1))
+                else:
+                    v = self.search(n0, n1, w, -1, ntp0, ntp1, ntw0, ntw1, mp0, mp1, alpha, beta)
+                if maximizing:
+                    if v > best:
+                        best = v
+                        alpha = max(alpha, v)
+                else:
+                    if v < best:
+                        best = v
+                        beta = min(beta, v)
+                if alpha >= beta:
+                    break
+        if best <= a0:
+            self.table[key] = (_UPPER, best)
+        elif best >= b0:
+            self.table[key] = (_LOWER, best)
+        else:
+            self.table[key] = (_EXACT, best)
+        return best
+
+    def _meld_leads(self, h0: int, h1: int, mover: int, tp0: int, tp1: int, tw0: int, tw1: int, mp0: int,
+                    mp1: int, alpha: int, beta: int, best: int) -> int:
+        """Leads that announce a marriage (only with ``marriages_in_phase_b``)."""
+        if not ((tw0 if mover == 0 else tw1) or self.meld_first):
+            return best
+        maximizing = mover == self.root
+        hand = h0 if mover == 0 else h1
+        for s in range(4):
+            if (hand >> (s * 6 + KING)) & 3 != 3:
+                continue
+            value = 40 if s == self.trump else 20
+            n_mp0, n_mp1 = (mp0 + value, mp1) if mover == 0 else (mp0, mp1 + value)
+            tp, tw = (tp0, tp1), (tw0, tw1)
+            if tw[mover] and tp[mover] + (n_mp0 if mover == 0 else n_mp1) >= 66:
+                outcomes = [self._declared(mover, tp, tw, (n_mp0, n_mp1))]  # dominant, or automatic
+            else:
+                outcomes = []
+            for c in (s * 6 + KING, s * 6 + QUEEN) if not outcomes else ():
+                b = 1 << c
+                n0, n1 = (h0 ^ b, h1) if mover == 0 else (h0, h1 ^ b)
+                outcomes.append(self.search(n0, n1, 1 - mover, c, tp0, tp1, tw0, tw1, n_mp0, n_mp1, alpha, beta))
+            v = max(outcomes) if maximizing else min(outcomes)
+            best = max(best, v) if maximizing else min(best, v)
+        return best
+
+
+def _lead_order(c: int) -> int:
+    """Aces and tens first (they usually decide the hand), then by rank."""
+    return c % 6
+
+
+def _follow_order(legal: int, lead: int, trump: int) -> list[int]:
+    """Cards that win cheaply first, then the cheapest losers."""
+    cards = cards_of(legal)
+    suit = CARD_SUIT[lead]
+
+    def key(c: int) -> tuple[int, int]:
+        wins = c < lead if CARD_SUIT[c] == suit else CARD_SUIT[c] == trump
+        return (0, -c) if wins else (1, CARD_POINTS[c])
+
+    return sorted(cards, key=key)
+
+
+def _strict_state(g: Game) -> bool:
+    """Whether ``_PhaseB`` can search ``g`` directly (strict phase, a plain lead or a follow)."""
+    if g.stock or g.result is not None:
+        return False
+    if g.phase == FOLLOW:
+        return True
+    return g.phase == LEAD and g.step == STEP_NONE and not g.closing_lead
+
+
+def _plain_actions(g: Game) -> list[int]:
+    """The legal actions worth searching: no declaration under 66."""
+    if DECLARE in g.legal and g.total(g.to_move) < 66:
+        return [a for a in g.legal if a != DECLARE] or g.legal
+    return g.legal
+
+
+Solvers = dict[tuple[bool, int, int], _PhaseB]
+
+
+def value(g: Game, root: int, solvers: Solvers | None = None, alpha: int = -_INF, beta: int = _INF) -> int:
+    """The exact game-point value of ``g`` for ``root``; ``solvers`` share transposition
+    tables between calls on the same hand."""
+    if g.result is not None:
+        return g.value(root)
+    if solvers is None:
+        solvers = {}
+    if _strict_state(g):
+        key = (g.closed, g.closer, g.otc)
+        solver = solvers.get(key)
+        if solver is None:
+            solver = solvers[key] = _PhaseB(g, root)
+        return solver.search(g.hands[0], g.hands[1], g.to_move, g.lead, g.tp[0], g.tp[1], g.tw[0], g.tw[1],
+                             g.mp[0], g.mp[1], alpha, beta)
+    if g.phase == LEAD and g.total(g.to_move) >= 66 and DECLARE in g.legal:
+        child = g.copy()
+        child.apply(DECLARE)
+        return child.value(root)
+    maximizing = g.to_move == root
+    best = -_INF if maximizing else _INF
+    for a in _plain_actions(g):
+        child = g.copy()
+        child.apply(a)
+        v = value(child, root, solvers, alpha, beta)
+        if maximizing:
+            if v > best:
+                best = v
+                alpha = max(alpha, v)
+        elif v < best:
+            best = v
+            beta = min(beta, v)
+        if alpha >= beta:
+            break
+    return best
+
+
+def action_values(g: Game, root: int, actions: list[int] | None = None) -> dict[int, int]:
+    """The exact value for ``root`` (to move in ``g``) of each action (default: all legal
+    ones except a declaration under 66)."""
+    out: dict[int, int] = {}
+    solvers: Solvers = {}
+    for a in actions if actions is not None else _plain_actions(g):
+        child = g.copy()
+        child.apply(a)
+        out[a] = value(child, root, solvers)
+    return out
+
+
+__all__ = ["action_values", "value", "MELD"]
