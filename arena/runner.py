@@ -78,6 +78,7 @@ class RunReport:
 
 _local = threading.local()
 _PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36
 
 
 def worker_init() -> None:
@@ -91,6 +92,39 @@ def worker_init() -> None:
         return
     if os.getppid() != parent:  # the parent died before prctl took effect
         os._exit(1)
+
+
+def become_subreaper() -> bool:
+    """Adopt this process's orphaned descendants (Linux); True if it worked.
+
+    A sandbox started in the last moments of a worker that is then killed can miss
+    bubblewrap's parent-death signal; as a subreaper the runner inherits such orphans and
+    ``reap_strays`` ends them.
+    """
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def reap_strays(executor: cf.Executor | None) -> int:
+    """Kill and reap every child of this process that is not a live worker of ``executor``."""
+    workers = set(getattr(executor, "_processes", None) or {})
+    strays = []
+    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+        try:
+            strays += [int(pid) for pid in (task / "children").read_text().split() if int(pid) not in workers]
+        except OSError:
+            continue
+    for pid in strays:
+        try:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            continue
+    if strays:
+        log.warning("ended %d orphaned processes left by a dead worker: %s", len(strays), strays)
+    return len(strays)
 
 
 def _session_pool(settings: MatchSettings, run_dir: str) -> SessionPool:
@@ -298,11 +332,14 @@ def run_tournament(
     *,
     progress: bool | None = None,
     executor_factory: Callable[[], cf.Executor] | None = None,
+    reap_orphans: bool = False,
 ) -> RunReport:
     """Run (or resume) ``config``'s tournament until every pair is stored or it is interrupted.
 
     ``progress``: None shows a bar only on a terminal. The first Ctrl-C stops submitting and
     finishes the pairs in flight; a second one discards them (a resume replays them).
+    ``reap_orphans`` (the CLI sets it) makes this process a subreaper that ends whatever a
+    dead worker left behind; it changes the whole process, so library callers opt in.
     """
     from tqdm import tqdm
 
@@ -328,6 +365,7 @@ def run_tournament(
         )
         bar = tqdm(total=2 * len(todo), unit="match", disable=(None if progress is None else not progress),
                    desc=config.name, dynamic_ncols=True)
+        adopted = reap_orphans and not config.cluster and become_subreaper()
         executor = factory()
         in_flight: dict[cf.Future[dict[str, Any]], PairTask] = {}
         stopping = False
@@ -357,6 +395,8 @@ def run_tournament(
                                 todo.extendleft(reversed(lost))
                                 _shutdown(executor, discard=True)
                                 executor = factory()
+                                if adopted:
+                                    reap_strays(executor)
                                 break
                             except Exception as exc:  # a harness failure in the worker: never charged
                                 log.error("pair %d failed in the harness: %r", task.pair_index, exc)
@@ -379,6 +419,8 @@ def run_tournament(
         finally:
             bar.close()
             _shutdown(executor, discard=bool(in_flight))
+            if adopted:
+                reap_strays(None)
         if report.complete:
             store.finish_tournament(tid)
         report.ratings = dict(rater.ratings)

@@ -67,7 +67,7 @@ def _run(config, args: argparse.Namespace) -> int:  # type: ignore[no-untyped-de
 
     check_output_folder(config.output)
     setup_logging(config.output / LOG_NAME, verbose=args.verbose)
-    report = run_tournament(config, progress=False if args.quiet else None)
+    report = run_tournament(config, progress=False if args.quiet else None, reap_orphans=True)
     done = report.pairs_done_before + report.pairs_played
     print(f"{config.name}: {report.pairs_played} pairs played now, {done}/{report.pairs_total} stored, "
           f"{report.faults} faults, {report.seconds:.1f} s; results in {config.output}")

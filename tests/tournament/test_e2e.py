@@ -52,6 +52,14 @@ HANDS = ("SELECT m.pair_index, m.half, h.hand_index, h.record_json FROM hands h 
          "ORDER BY m.pair_index, m.half, h.hand_index")
 
 
+def stored_pairs(db: Path) -> int:
+    """Pairs stored so far (0 while the database is being created)."""
+    try:
+        return rows(db, "SELECT count(*) FROM pairs WHERE finished_at IS NOT NULL")[0][0] if db.exists() else 0
+    except sqlite3.Error:
+        return 0
+
+
 def processes_mentioning(text: str) -> list[int]:
     """Live (non-zombie) processes whose command line mentions ``text``."""
     found = []
@@ -126,9 +134,8 @@ def test_kill_9_mid_tournament_then_resume_equals_an_uninterrupted_run(tmp_path:
                               cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         db = killed_out / "arena.sqlite"
-        wait_until(lambda: db.exists() and rows(db, "SELECT count(*) FROM pairs WHERE finished_at IS NOT NULL")[0][0] >= 2,
-                   120, "two stored pairs")
-        stored_before = rows(db, "SELECT count(*) FROM pairs WHERE finished_at IS NOT NULL")[0][0]
+        wait_until(lambda: stored_pairs(db) >= 2, 120, "two stored pairs")
+        stored_before = stored_pairs(db)
         runner.send_signal(signal.SIGKILL)
         runner.wait(10)
     finally:
@@ -204,6 +211,13 @@ def test_bad_output_folders_and_files_get_clear_errors(tmp_path: Path) -> None:
     assert result.returncode == 2 and "not valid TOML" in result.stderr
 
 
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
 def _children(pid: int) -> list[int]:
     kids = []
     for task in Path(f"/proc/{pid}/task").iterdir():
@@ -216,18 +230,18 @@ def _children(pid: int) -> list[int]:
 
 def test_a_worker_killed_mid_tournament_fails_only_what_it_held(tmp_path: Path) -> None:
     out, clean = tmp_path / "hurt", tmp_path / "clean"
-    spec = dict(pairs=4, seed=33)
+    spec = dict(pairs=5, seed=33)
     runner = subprocess.Popen([*ARENA, "run", str(write_tournament(tmp_path, out, **spec)), "--quiet"],
                               cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        own_cmdline = Path(f"/proc/{runner.pid}/cmdline").read_bytes()
-        workers = wait_until(
-            lambda: [k for k in _children(runner.pid) if Path(f"/proc/{k}/cmdline").read_bytes() == own_cmdline],
-            60, "a worker process")
+        def workers() -> list[int]:
+            assert runner.poll() is None, "the runner ended before a worker could be killed"
+            return [k for k in _children(runner.pid) if _cmdline(k) == _cmdline(runner.pid)]
+
+        worker = wait_until(workers, 60, "a worker process")[0]
         db = out / "arena.sqlite"
-        wait_until(lambda: db.exists() and rows(db, "SELECT count(*) FROM pairs WHERE finished_at IS NOT NULL")[0][0] >= 1,
-                   120, "a stored pair")
-        os.kill(workers[0], signal.SIGKILL)
+        wait_until(lambda: stored_pairs(db) >= 1, 120, "a stored pair")
+        os.kill(worker, signal.SIGKILL)
         _, stderr = runner.communicate(timeout=180)
     finally:
         if runner.poll() is None:
@@ -235,7 +249,7 @@ def test_a_worker_killed_mid_tournament_fails_only_what_it_held(tmp_path: Path) 
     assert runner.returncode == 0, stderr
     assert arena("run", str(write_tournament(tmp_path, clean, **spec)), "--quiet").returncode == 0
     assert rows(out / "arena.sqlite", MATCHES) == rows(clean / "arena.sqlite", MATCHES)
-    assert rows(out / "arena.sqlite", "SELECT count(*) FROM matches")[0][0] == 24
+    assert rows(out / "arena.sqlite", "SELECT count(*) FROM matches")[0][0] == 30
     log = (out / "arena.log").read_text()
     stored = rows(out / "arena.sqlite", "SELECT finished_at IS NOT NULL FROM pairs")
     assert all(done for (done,) in stored)
@@ -274,14 +288,13 @@ def test_ctrl_c_finishes_the_pairs_in_flight_and_resume_completes(tmp_path: Path
                               cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         db = out / "arena.sqlite"
-        wait_until(lambda: db.exists() and rows(db, "SELECT count(*) FROM pairs WHERE finished_at IS NOT NULL")[0][0] >= 1,
-                   120, "a stored pair")
+        wait_until(lambda: stored_pairs(db) >= 1, 120, "a stored pair")
         runner.send_signal(signal.SIGINT)
         stdout, stderr = runner.communicate(timeout=120)
     finally:
         if runner.poll() is None:
             runner.kill()
-    stored = rows(out / "arena.sqlite", "SELECT count(*) FROM pairs WHERE finished_at IS NOT NULL")[0][0]
+    stored = stored_pairs(out / "arena.sqlite")
     if stored < 12:  # stopped early: a clean exit that says how to go on
         assert runner.returncode == 130 and "arena resume" in stderr and "Traceback" not in stderr
     assert rows(out / "arena.sqlite", "SELECT count(*) FROM matches")[0][0] == 2 * stored
