@@ -26,6 +26,11 @@ A tournament file looks like this (every key but ``bots`` is optional)::
     [[bots]]
     path = "bots/greedy"
     name = "greedy-v2"            # ... with an optional label; the first bot is the gauntlet's challenger
+    [[bots]]
+    registry = "expert@1.0"       # ... or a registry entry (NAME or NAME@VERSION; see arena submit)
+
+Top-level ``registry = "DIR"`` names the registry (default: the user's, see ``arena bots``);
+``allow_unvalidated = true`` lets bots that never passed ``arena validate`` enter.
 """
 
 from __future__ import annotations
@@ -41,12 +46,13 @@ from arena.clock import TimeControl
 from arena.engine import Rules
 from arena.errors import ArenaError
 from arena.faults import FaultPolicy
+from arena.registry import is_validated, resolve
 from arena.schedule import Format
 
 _TOP_KEYS = {"name", "format", "pairs_per_pairing", "seed", "concurrency", "output", "fault_policy",
-             "sandbox", "fresh", "rules", "time_control", "bots", "cluster"}
+             "sandbox", "fresh", "rules", "time_control", "bots", "cluster", "registry", "allow_unvalidated"}
 _TIME_KEYS = {"time_limit_ms", "bank_ms", "handshake_ms"}
-_BOT_KEYS = {"path", "name"}
+_BOT_KEYS = {"path", "name", "registry"}
 
 
 class ConfigError(ArenaError):
@@ -81,6 +87,8 @@ class TournamentConfig:
     rule_options: tuple[tuple[str, Any], ...] = ()
     time_control: TimeControl = field(default_factory=TimeControl)
     cluster: str | None = None
+    registry: Path | None = None
+    allow_unvalidated: bool = False
 
     @property
     def rules(self) -> Rules:
@@ -112,6 +120,8 @@ class TournamentConfig:
             "sandbox": str(self.sandbox),
             "fresh": self.fresh,
             "cluster": self.cluster,
+            "registry": None if self.registry is None else str(self.registry),
+            "allow_unvalidated": self.allow_unvalidated,
         }
 
     @classmethod
@@ -132,6 +142,8 @@ class TournamentConfig:
             rule_options=tuple(sorted(data["rule_options"].items())),
             time_control=TimeControl(**data["time_control"]),
             cluster=data.get("cluster"),
+            registry=Path(data["registry"]) if data.get("registry") else None,
+            allow_unvalidated=data.get("allow_unvalidated", False),
         )
 
     def with_overrides(self, **changes: Any) -> TournamentConfig:
@@ -176,6 +188,8 @@ def config_from_dict(data: dict[str, Any], *, where: str, base: Path) -> Tournam
     bots_raw = data.get("bots")
     if not isinstance(bots_raw, list) or len(bots_raw) < 2:
         raise ConfigError(f"{where}: 'bots' must list at least two [[bots]] tables")
+    registry_raw = data.get("registry")
+    registry = (base / _expect(where, "registry", registry_raw, str, "a folder path")).resolve() if registry_raw else None
     bots = []
     for i, entry in enumerate(bots_raw):
         spot = f"{where}: bots[{i}]"
@@ -186,11 +200,17 @@ def config_from_dict(data: dict[str, Any], *, where: str, base: Path) -> Tournam
         extra = sorted(set(entry) - _BOT_KEYS)
         if extra:
             raise ConfigError(f"{spot}: unknown key {extra[0]!r}")
-        raw_path = _expect(spot, "path", entry.get("path"), str, "a bot folder path")
         label = entry.get("name")
         if label is not None:
             _expect(spot, "name", label, str, "a string")
-        bots.append(BotEntry((base / raw_path).resolve(), label))
+        if ("path" in entry) == ("registry" in entry):
+            raise ConfigError(f"{spot}: give either 'path' (a bot folder) or 'registry' (NAME or NAME@VERSION)")
+        if "registry" in entry:
+            spec = _expect(spot, "registry", entry["registry"], str, "a registry entry like 'greedy@1.0'")
+            bots.append(BotEntry(resolve(spec, registry), label))
+        else:
+            raw_path = _expect(spot, "path", entry["path"], str, "a bot folder path")
+            bots.append(BotEntry((base / raw_path).resolve(), label))
     rules_table = data.get("rules", {})
     _expect(where, "rules", rules_table, dict, "a table")
     rules_table = dict(rules_table)
@@ -220,8 +240,16 @@ def config_from_dict(data: dict[str, Any], *, where: str, base: Path) -> Tournam
         rule_options=tuple(sorted(rules_table.items())),
         time_control=time_control,
         cluster=data.get("cluster"),
+        registry=registry,
+        allow_unvalidated=_expect(where, "allow_unvalidated", data.get("allow_unvalidated", False), bool,
+                                  "true or false"),
     )
     return config
+
+
+def unvalidated_entrants(config: TournamentConfig) -> list[Path]:
+    """Entrants that never passed ``arena validate`` as they are now (see ``arena submit``)."""
+    return [entry.path for entry in config.bots if not is_validated(entry.path, config.registry)]
 
 
 def _positive(where: str, key: str, value: Any) -> int:

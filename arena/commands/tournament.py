@@ -64,7 +64,16 @@ def _config_from_args(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 def _run(config, args: argparse.Namespace) -> int:  # type: ignore[no-untyped-def]
     from arena.logsetup import setup_logging
     from arena.runner import LOG_NAME, check_output_folder, run_tournament
+    from arena.tournament import ConfigError, unvalidated_entrants
 
+    if not (config.allow_unvalidated or getattr(args, "allow_unvalidated", False)):
+        missing = unvalidated_entrants(config)
+        if missing:
+            raise ConfigError(
+                "only validated bots may enter a tournament; not validated as they are now: "
+                + ", ".join(str(p) for p in missing)
+                + ". Run 'arena submit BOT_DIR' (then name it with registry = \"NAME@VERSION\"), "
+                "or pass --allow-unvalidated (allow_unvalidated = true in the tournament file)")
     check_output_folder(config.output)
     setup_logging(config.output / LOG_NAME, verbose=args.verbose)
     report = run_tournament(config, progress=False if args.quiet else None, reap_orphans=True)
@@ -163,6 +172,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     run.add_argument("--sandbox", choices=["auto", "bwrap", "fallback"])
     run.add_argument("--fresh", action="store_true", help="new bot processes for every match")
     run.add_argument("--cluster", metavar="tcp://HOST:PORT", help="run pairs on a Dask scheduler")
+    run.add_argument("--allow-unvalidated", action="store_true",
+                     help="let bots that never passed 'arena validate' enter")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.add_argument("-v", "--verbose", action="store_true", help="log INFO lines to the terminal")
     run.set_defaults(func=cmd_run)
@@ -170,6 +181,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     resume = sub.add_parser("resume", help="continue an interrupted tournament")
     resume.add_argument("dir", metavar="DIR")
     resume.add_argument("--concurrency", type=int)
+    resume.add_argument("--allow-unvalidated", action="store_true")
     resume.add_argument("--quiet", action="store_true")
     resume.add_argument("-v", "--verbose", action="store_true")
     resume.set_defaults(func=cmd_resume)

@@ -29,7 +29,7 @@ def write_tournament(folder: Path, out: Path, *, bots: list[str] | None = None, 
     """A small round-robin among the given bot folders (relative to the repository)."""
     bots = bots or ["bots/random", "bots/random", "bench/bots/echo"]
     lines = [f'name = "cup"', f"seed = {seed}", f"pairs_per_pairing = {pairs}", "concurrency = 2",
-             f'output = "{out}"', extra]
+             "allow_unvalidated = true", f'output = "{out}"', extra]
     for i, bot in enumerate(bots):
         lines += ["[[bots]]", f'path = "{ROOT / bot}"', f'name = "{Path(bot).name}-{i}"']
     path = folder / f"{out.name}.toml"
@@ -198,7 +198,8 @@ def test_bad_output_folders_and_files_get_clear_errors(tmp_path: Path) -> None:
     (corrupt / "arena.sqlite").write_bytes(b"garbage" * 500)
     for out, message in ((a_file, "is a file"), (foreign, "not an arena output folder"),
                          (corrupt, "not a Sixty-Six Arena results database")):
-        result = arena("run", "--bots", "bots/random", "bench/bots/echo", "--out", str(out), "--quiet")
+        result = arena("run", "--bots", "bots/random", "bench/bots/echo", "--out", str(out), "--quiet",
+                       "--allow-unvalidated")
         assert result.returncode == 2 and message in result.stderr, result.stderr
         assert "Traceback" not in result.stderr
     assert (foreign / "photo.jpg").read_text() == "x" and len(list(foreign.iterdir())) == 1
@@ -301,3 +302,30 @@ def test_ctrl_c_finishes_the_pairs_in_flight_and_resume_completes(tmp_path: Path
     assert not processes_mentioning(str(out))
     resumed = arena("resume", str(out), "--quiet")
     assert resumed.returncode == 0 and "12/12 stored" in resumed.stdout
+
+
+def test_only_validated_bots_enter_unless_allowed_and_registry_entries_can_be_named(tmp_path: Path) -> None:
+    registry = tmp_path / "registry"
+    refused = arena("run", "--bots", "bots/random", "bench/bots/echo", "--out", str(tmp_path / "a"), "--quiet")
+    assert refused.returncode == 2 and "only validated bots" in refused.stderr and "bench/bots/echo" in refused.stderr
+    assert not (tmp_path / "a").exists()
+    submitted = arena("submit", "bots/random", "--registry", str(registry))
+    assert submitted.returncode == 0, submitted.stdout + submitted.stderr
+    (tmp_path / "cup.toml").write_text(f"""
+seed = 4
+output = "out"
+registry = "{registry}"
+[[bots]]
+registry = "random"
+[[bots]]
+registry = "random@1.0"
+name = "random-again"
+""")
+    ok = arena("run", str(tmp_path / "cup.toml"), "--quiet")
+    assert ok.returncode == 0, ok.stderr
+    labels = {s["bot"] for s in json.loads((tmp_path / "out" / "leaderboard.json").read_text())["standings"]}
+    assert labels == {"random", "random-again"}
+    (tmp_path / "missing.toml").write_text(f'registry = "{registry}"\n[[bots]]\nregistry = "nobody"\n'
+                                           '[[bots]]\nregistry = "random"\n')
+    missing = arena("run", str(tmp_path / "missing.toml"))
+    assert missing.returncode == 2 and "no bot 'nobody' in the registry" in missing.stderr
