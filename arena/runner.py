@@ -14,6 +14,7 @@ import concurrent.futures as cf
 import ctypes
 import logging
 import multiprocessing
+import multiprocessing.util
 import os
 import signal
 import threading
@@ -108,23 +109,35 @@ def become_subreaper() -> bool:
 
 
 def reap_strays(executor: cf.Executor | None) -> int:
-    """Kill and reap every child of this process that is not a live worker of ``executor``."""
+    """Reap dead children and kill live ones that are not workers of ``executor``; count the kills."""
     workers = set(getattr(executor, "_processes", None) or {})
-    strays = []
+    killed = []
     for task in Path(f"/proc/{os.getpid()}/task").iterdir():
         try:
-            strays += [int(pid) for pid in (task / "children").read_text().split() if int(pid) not in workers]
+            children = [int(pid) for pid in (task / "children").read_text().split()]
         except OSError:
             continue
-    for pid in strays:
-        try:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-        except (ProcessLookupError, ChildProcessError):
-            continue
-    if strays:
-        log.warning("ended %d orphaned processes left by a dead worker: %s", len(strays), strays)
-    return len(strays)
+        for pid in children:
+            if pid in workers:
+                continue
+            try:
+                if _state(pid) != "Z":
+                    os.kill(pid, signal.SIGKILL)
+                    killed.append(pid)
+                os.waitpid(pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                continue
+    if killed:
+        log.warning("ended %d orphaned processes left by a dead worker: %s", len(killed), killed)
+    return len(killed)
+
+
+def _state(pid: int) -> str:
+    """The process state letter from /proc (``Z`` for a zombie), ``?`` if it is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return "?"
 
 
 def _session_pool(settings: MatchSettings, run_dir: str) -> SessionPool:
@@ -135,6 +148,8 @@ def _session_pool(settings: MatchSettings, run_dir: str) -> SessionPool:
             pool.close()
         pool = _local.pool = SessionPool(Path(run_dir), settings)
         _local.manifests = {}
+        # A local worker ends its bots politely when the pool shuts it down.
+        multiprocessing.util.Finalize(pool, pool.close, exitpriority=10)
     return pool
 
 
