@@ -121,7 +121,7 @@ class Situation:
 
     @classmethod
     def from_game(cls, g: Game, seat: int) -> Situation:
-        """The public-knowledge situation of ``seat`` in a model hand (no void inference)."""
+        """The public-knowledge situation of ``seat`` in a model hand."""
         s = cls.__new__(cls)
         s.rules = g.rules
         s.seat = seat
@@ -132,7 +132,7 @@ class Situation:
         stock = g.stock
         up = s.up = stock[0] if stock else -1
         s.unseen = ALL & ~(mine | opp_known | g.played | ((1 << up) if up >= 0 else 0))
-        s.forbidden = 0
+        s.forbidden = g.absent[opp]
         s.stock_size = len(stock)
         s.closed = g.closed
         s.closer = g.closer
@@ -171,43 +171,46 @@ def strict_tricks(view: dict[str, Any]) -> list[tuple[int, int, int, bool]]:
     return out
 
 
-def inferred_forbidden(view: dict[str, Any], rules: Rules) -> int:
-    """Cards the opponent cannot hold, from its strict follows (voids, failure to head)."""
-    seat = view["seat"]
+def inferred_absent(view: dict[str, Any], rules: Rules, dead_up: int = -1) -> tuple[int, int]:
+    """Per seat, the cards it cannot hold now: what its strict follows revealed (voids,
+    failure to head) and, once closed, the up-card turned down (``dead_up``, if known)."""
     trump = SUITS.index(view["trump"])
-    forbidden = 0
+    absent = [0, 0]
     for leader, lead, follow, strict in strict_tricks(view):
-        if not strict or leader != seat:
+        if not strict:
             continue
+        follower = 1 - leader
         suit = CARD_SUIT[lead]
         if CARD_SUIT[follow] == suit:
             if rules.must_head and follow > lead:  # followed lower: holds nothing higher
-                forbidden |= SUIT_MASK[suit] & ((1 << lead) - 1)
+                absent[follower] |= SUIT_MASK[suit] & ((1 << lead) - 1)
         else:
-            forbidden |= SUIT_MASK[suit]
+            absent[follower] |= SUIT_MASK[suit]
             if rules.must_trump_when_void and CARD_SUIT[follow] != trump:
-                forbidden |= SUIT_MASK[trump]
-    return forbidden
+                absent[follower] |= SUIT_MASK[trump]
+    if view["closed"] and dead_up >= 0:
+        absent[0] |= 1 << dead_up
+        absent[1] |= 1 << dead_up
+    return absent[0], absent[1]
 
 
 class Knowledge:
     """The view's seat's knowledge, ready to sample worlds from."""
 
-    __slots__ = ("view", "rules", "situation", "unknown_count", "hidden_count")
+    __slots__ = ("view", "rules", "absent", "situation", "unknown_count", "hidden_count")
 
     def __init__(self, view: dict[str, Any], rules: Rules, dead_up: int = -1) -> None:
         """``dead_up``: the up-card turned down by a close, if the seat saw it (the view of a
         closed hand no longer shows it); it is dead, so not in the opponent's hand."""
         self.view = view
         self.rules = rules
-        forbidden = inferred_forbidden(view, rules)
-        if view["closed"] and dead_up >= 0:
-            forbidden |= 1 << dead_up
-        sit = self.situation = Situation.from_view(view, rules, forbidden)
+        self.absent = inferred_absent(view, rules, dead_up)
+        sit = self.situation = Situation.from_view(view, rules, self.absent[1 - view["seat"]])
         self.unknown_count = sit.opp_size - sit.opp_known.bit_count()
         self.hidden_count = sit.unseen.bit_count() - self.unknown_count
         if (sit.unseen & ~sit.forbidden).bit_count() < self.unknown_count:
             sit.forbidden = 0  # should not happen; never let inference make sampling impossible
+            self.absent = (0, 0)
 
     @property
     def exact(self) -> bool:
@@ -230,7 +233,7 @@ class Knowledge:
     def world(self, rng: random.Random) -> Game:
         """A sampled world as a model hand."""
         opp, stock = self.sample(rng)
-        return Game.from_view(self.view, opp, stock, self.rules)
+        return Game.from_view(self.view, opp, stock, self.rules, self.absent)
 
 
 def meld_suits(legal: list[int]) -> list[int]:

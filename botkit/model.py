@@ -44,7 +44,7 @@ class Game:
     __slots__ = (
         "rules", "trump", "hands", "stock", "closed", "closer", "otc", "tp", "tw", "mp",
         "bonus_seat", "to_move", "phase", "lead", "step", "closing_lead", "pending_meld",
-        "trick_number", "played", "known", "result", "legal",
+        "trick_number", "played", "known", "absent", "result", "legal",
     )
 
     rules: Rules
@@ -67,6 +67,9 @@ class Game:
     trick_number: int
     played: int
     known: list[int]
+    absent: list[int]
+    """Per seat, cards it is publicly known not to hold: voids and failures to head shown by
+    strict follows, and the up-card turned down by a close."""
     result: tuple[int | None, int, str] | None
     legal: list[int]
 
@@ -92,11 +95,12 @@ class Game:
 
     @classmethod
     def from_view(cls, view: dict[str, Any], opponent_cards: list[int], stock: list[int],
-                  rules: Rules | None = None) -> Game:
+                  rules: Rules | None = None, absent: tuple[int, int] = (0, 0)) -> Game:
         """The hand that ``Hand.from_view(view, opponent_cards, stock, rules)`` builds, as a Game.
 
         ``opponent_cards`` are card indices; ``stock`` the hidden stock cards in draw order
-        (the dead cards once closed, or empty). The caller guarantees consistency.
+        (the dead cards once closed, or empty); ``absent`` the seats' publicly absent cards
+        (``knowledge.inferred_absent``). The caller guarantees consistency.
         """
         g = cls.__new__(cls)
         g.rules = rules or _DEFAULT_RULES
@@ -139,6 +143,7 @@ class Game:
             known[last_draw["seat"]] |= 1 << CARD_INDEX[last_draw["card"]]
         g.played = played
         g.known = [known[0] & hands[0], known[1] & hands[1]]
+        g.absent = list(absent)
         g.trick_number = len(view["tricks"]) + 1
         g.tp = list(view["trick_points"])
         g.tw = list(view["tricks_won"])
@@ -196,6 +201,7 @@ class Game:
         self.trick_number = 1
         self.played = 0
         self.known = [0, 0]
+        self.absent = [0, 0]
         self.result = None
         self.legal = []
 
@@ -222,6 +228,7 @@ class Game:
         g.trick_number = self.trick_number
         g.played = self.played
         g.known = self.known[:]
+        g.absent = self.absent[:]
         g.result = self.result
         g.legal = self.legal
         return g
@@ -289,12 +296,17 @@ class Game:
             return
         lead = self.lead
         leader = 1 - seat
-        if CARD_SUIT[c] == CARD_SUIT[lead]:
+        suit = CARD_SUIT[lead]
+        if CARD_SUIT[c] == suit:
             winner = seat if c < lead else leader
-        elif CARD_SUIT[c] == self.trump:
-            winner = seat
+            if c > lead and not self.stock and self.rules.must_head:
+                self.absent[seat] |= SUIT_MASK[suit] & ((1 << lead) - 1)
         else:
-            winner = leader
+            winner = seat if CARD_SUIT[c] == self.trump else leader
+            if not self.stock:
+                self.absent[seat] |= SUIT_MASK[suit]
+                if winner == leader and self.rules.must_trump_when_void:
+                    self.absent[seat] |= SUIT_MASK[self.trump]
         self.tp[winner] += CARD_POINTS[lead] + CARD_POINTS[c]
         self.tw[winner] += 1
         self.lead = -1
@@ -346,6 +358,9 @@ class Game:
         self.closed = True
         self.closer = seat
         self.otc = self.tw[1 - seat]
+        dead_up = 1 << self.stock[0]
+        self.absent[0] |= dead_up
+        self.absent[1] |= dead_up
         self.stock = []
         self.phase = LEAD
         self.step = STEP_CLOSED

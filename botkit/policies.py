@@ -13,6 +13,7 @@ from .model import CLOSE, DECLARE, DRAW, EXCHANGE, FINAL, FOLLOW, MELD, PASS, PR
 
 ACE, TEN = 0, 1
 WIN_66 = 100  # the score of reaching 66 (or of letting the opponent reach it)
+TUNE = {"close_slack": 0.0, "trump_keep": 4.0, "lead_value": 2.0, "partner": 1.0, "up": 1.0, "ace_keep": 2.0}
 
 
 def beats(lead: int, c: int, trump: int) -> bool:
@@ -129,7 +130,7 @@ def closing_is_safe(sit: Situation) -> bool:
         kings = [s for s in range(4) if (partners(sit.mine) >> (s * 6 + KING)) & 1]
         bonus = [40 if s == sit.trump else 20 for s in kings if masters(sit, s)[:1] == [s * 6 + KING]]
         total += max(bonus, default=0)
-    return total >= 66
+    return total >= 66 - TUNE["close_slack"]
 
 
 def _keep_value(sit: Situation, c: int, keep: int) -> float:
@@ -138,15 +139,15 @@ def _keep_value(sit: Situation, c: int, keep: int) -> float:
     suit = CARD_SUIT[c]
     rank = c % 6
     if (keep >> c) & 1 and not sit.strict:
-        value += 16.0 if suit == sit.trump else 9.0
+        value += (16.0 if suit == sit.trump else 9.0) * TUNE["partner"]
     if suit == sit.trump:
-        value += (6.0, 5.0, 3.5, 3.5, 3.0, 2.5)[rank]
+        value += (6.0, 5.0, 3.5, 3.5, 3.0, 2.5)[rank] * TUNE["trump_keep"]
         if rank == NINE and sit.up >= 0 and not sit.strict:
             value += CARD_POINTS[sit.up] * 0.5  # it can still be exchanged for the up-card
     elif rank == ACE:
-        value += 2.0
+        value += TUNE["ace_keep"]
     elif rank == TEN and not sit.opp_possible & (1 << (suit * 6)):
-        value += 2.0
+        value += TUNE["ace_keep"]
     return value
 
 
@@ -154,7 +155,7 @@ def _lead_value(sit: Situation, mine_after: int) -> float:
     """What winning the lead is worth in Phase A: the chance to meld and exchange."""
     if sit.strict:
         return 0.0
-    value = 2.0
+    value = TUNE["lead_value"]
     keep = partners(mine_after)
     for s in range(4):
         if (keep >> (s * 6 + KING)) & 1:
@@ -180,7 +181,7 @@ def _phase_a_follow(sit: Situation, plays: list[int]) -> int:
             if my_base + lp + pc >= 66:
                 score += WIN_66
         else:
-            score = -(lp + pc) - k + up_value * 0.5
+            score = -(lp + pc) - k + up_value * TUNE["up"]
             if opp_base + lp + pc >= 66:
                 score -= WIN_66
         if score > best_score or (score == best_score and c > best):

@@ -35,7 +35,8 @@ def worlds(know: Knowledge, rng: random.Random, budget: int) -> list[Game]:
                 taken = 0
                 for c in theirs:
                     taken |= 1 << c
-                out.append(Game.from_view(know.view, known + list(theirs), cards_of(sit.unseen & ~taken), know.rules))
+                out.append(Game.from_view(know.view, known + list(theirs), cards_of(sit.unseen & ~taken), know.rules,
+                                          know.absent))
             return out
     return [know.world(rng) for _ in range(max(1, budget))]
 

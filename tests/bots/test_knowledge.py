@@ -11,7 +11,7 @@ import pytest
 from arena.engine import Hand, Rules
 from botkit.bots import GreedyBot
 from botkit.cards import CARD_INDEX, mask_of
-from botkit.knowledge import Knowledge, Situation
+from botkit.knowledge import Knowledge, Situation, inferred_absent
 from botkit.model import ACTION_INDEX, ACTION_NAMES, Game
 
 from .test_model import PROFILES
@@ -75,3 +75,12 @@ def test_rollout_situation_equals_view_situation(rules: Rules) -> None:
         g = Game.from_view(view, opp, stock, rules)
         a, b = Situation.from_view(view, rules), Situation.from_game(g, seat)
         assert {k: getattr(a, k) for k in _SLOTS} == {k: getattr(b, k) for k in _SLOTS}
+
+
+@pytest.mark.parametrize("rules", PROFILES[:3], ids=lambda r: repr(r)[:40])
+def test_model_tracks_the_same_absent_cards_as_the_view(rules: Rules) -> None:
+    for hand, view, up in positions(rules, 30):
+        g = Game.deal(list(hand.deck), hand.dealer, rules)
+        for action in hand.record()["actions"]:
+            g.apply(ACTION_INDEX[action])
+        assert tuple(g.absent) == inferred_absent(view, rules, up)
