@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena.engine import CARD_NAMES, Hand, Match, Reason, Rules
+from arena.engine import CARD_NAMES, Hand, Match, Rules
 from arena.engine.cards import CARD_POINTS, KING, QUEEN, SUITS, card
+from arena.engine.invariants import check_end, check_step
 
 from .strategies import PROFILES, pick, play_out
 
@@ -32,71 +33,16 @@ def _cards_in(obj: Any) -> set[str]:
     return set()
 
 
-def _check_invariants(hand: Hand, rules: Rules) -> None:
-    """R16 checks that hold after every action."""
-    v0, v1 = hand.view(0), hand.view(1)
-    played = [e["card"] for e in v0["events"] if e["type"] == "play"]
-    stock = [CARD_NAMES[c] for c in hand._stock]
-    dead = [CARD_NAMES[c] for c in hand._dead]
-    everything = v0["hand"] + v1["hand"] + played + stock + dead
-    assert sorted(everything) == sorted(CARD_NAMES), "card conservation"
-    if hand.is_over:
-        assert hand.to_move is None and hand.legal_actions() == []
-        return
-    assert len(hand.legal_actions()) >= 2
-    if v0["lead"] is None and hand.legal_actions()[-1].startswith("play"):  # a LEAD decision
-        assert len(v0["hand"]) == len(v1["hand"])
-        if v0["stock_size"] and not v0["closed"]:
-            assert v0["stock_size"] == 12 - 2 * len(v0["tricks"])
-
-
-def _check_end(hand: Hand, rules: Rules) -> None:
-    view = hand.view(0)
-    result = hand.result
-    assert result is not None
-    assert 0 <= result.game_points <= 3
-    assert (result.game_points == 0) == (result.reason == Reason.TIE) == (result.winner is None)
-    n_tricks = len(view["tricks"])
-    declared = any(e["type"] == "declare" for e in view["events"])
-    close = next((e for e in view["events"] if e["type"] == "close"), None)
-    if close is None and not declared:
-        assert n_tricks == 12
-    if close is not None:
-        t = close["trick_number"] - 1  # tricks finished at the close
-        drew_after = sum(1 for e in view["events"] if e["type"] == "draw") // 2
-        pre_draw_close = drew_after < min(t, 6)
-        assert n_tricks <= (t + 5 if pre_draw_close else t + 6)
-    if not declared:  # played out: every live card was played
-        dead_points = sum(CARD_POINTS[c] for c in hand._dead)
-        assert sum(view["trick_points"]) == 120 - dead_points
-        if close is None:
-            valid = sum(m["value"] for m in view["marriages"] if m["valid"])
-            assert sum(view["totals"]) == 120 + rules.last_trick_bonus + valid
-    suits_melded = [m["suit"] for m in view["marriages"]]
-    assert len(suits_melded) == len(set(suits_melded))
-    if not rules.marriages_in_phase_b:
-        tricks_before = 0
-        closed_at = None
-        for e in view["events"]:
-            if e["type"] == "play":
-                tricks_before += 1
-            elif e["type"] == "close":
-                closed_at = tricks_before
-            elif e["type"] == "meld":
-                assert tricks_before // 2 < 6
-                assert closed_at is None or closed_at == tricks_before
-
-
 @settings(max_examples=150, deadline=None)
 @given(seed=seeds, profile=profiles, policy_seed=seeds)
 def test_r16_invariants_hold_after_every_action(seed: int, profile: str, policy_seed: int) -> None:
     rules = Rules.profile(profile)
     hand = Hand.deal_seeded(seed, dealer=seed % 2, rules=rules)
     rng = random.Random(policy_seed)
-    _check_invariants(hand, rules)
+    check_step(hand)
     for _ in play_out(hand, rng):
-        _check_invariants(hand, rules)
-    _check_end(hand, rules)
+        check_step(hand)
+    check_end(hand)
 
 
 @settings(max_examples=100, deadline=None)
