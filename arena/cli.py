@@ -19,6 +19,7 @@ COMMAND_MODULES = (
     "arena.commands.validate",
     "arena.commands.registry",
     "arena.commands.newbot",
+    "arena.commands.report",
     "arena.commands.tournament",
 )
 

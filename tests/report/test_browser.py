@@ -1,0 +1,241 @@
+"""The static report in headless Chromium (Debian's chromium + chromium-driver, driven by Selenium).
+
+Sorting, the keyboard-driven hand replay checked card by card against the engine, no console
+errors, and the ``<script>alert(1)</script>`` label shown as text. Screenshots of the
+leaderboard and a replay are kept under the report's folder and copied to
+``arena-out/screenshots/`` in the repository for a person to look at.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arena.engine import Hand, Rules
+from results.leaderboard import Leaderboard, build_leaderboard
+from results.store import DB_NAME, Store
+
+from .conftest import ROOT, XSS_LABEL, LiveRun
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMEDRIVER = Path("/usr/bin/chromedriver")
+FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--window-size=1280,900")
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(not (CHROMIUM.exists() and CHROMEDRIVER.exists()),
+                       reason="headless Chromium is not installed here (apt-get install chromium chromium-driver; "
+                              ".ci/run installs both)"),
+]
+
+STATE_JS = """
+const cards = (sel) => Array.from(document.querySelectorAll(sel)).map((e) => e.dataset.card);
+const label = document.getElementById('step-label');
+return {
+  hand: Number(label.dataset.hand), step: Number(label.dataset.step),
+  hands: [cards('#seat-0 .hand .card'), cards('#seat-1 .hand .card')],
+  up: cards('#up-card .card'), stock: cards('#stock .card:not(.dead)'), dead: cards('#stock .card.dead'),
+  table: cards('#table .card'), trump: document.getElementById('trump').dataset.suit,
+  scores: [document.querySelector('#seat-0 .score-line').textContent,
+           document.querySelector('#seat-1 .score-line').textContent],
+  result: document.getElementById('result').textContent,
+};
+"""
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    profile = tempfile.mkdtemp(prefix="report-chromium-")
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)  # with the driver path below, Selenium Manager downloads nothing
+    for flag in FLAGS:
+        options.add_argument(flag)
+    options.add_argument(f"--user-data-dir={profile}")
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(executable_path=str(CHROMEDRIVER)), options=options)
+    driver.set_page_load_timeout(30)
+    driver.set_script_timeout(10)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def board(live_run: LiveRun) -> Leaderboard:
+    with Store(live_run.out / DB_NAME, readonly=True) as store:
+        return build_leaderboard(store)
+
+
+def screenshot(driver: Any, site_dir: Path, name: str) -> Path:
+    """A full-page PNG under the report's screenshots/ folder, copied to arena-out/screenshots/."""
+    size = driver.execute_cdp_cmd("Page.getLayoutMetrics", {})["cssContentSize"]
+    clip = {"x": 0, "y": 0, "width": size["width"], "height": min(size["height"], 4000), "scale": 1}
+    shot = driver.execute_cdp_cmd("Page.captureScreenshot",
+                                  {"format": "png", "captureBeyondViewport": True, "clip": clip})
+    folder = site_dir / "screenshots"
+    folder.mkdir(exist_ok=True)
+    path = folder / f"{name}.png"
+    path.write_bytes(base64.b64decode(shot["data"]))
+    keep = ROOT / "arena-out" / "screenshots"
+    keep.mkdir(parents=True, exist_ok=True)
+    shutil.copy(path, keep / path.name)
+    return path
+
+
+def assert_clean(driver: Any) -> None:
+    """No error in the browser console and no alert() dialog open."""
+    from selenium.common.exceptions import NoAlertPresentException
+
+    errors = [entry for entry in driver.get_log("browser") if entry["level"] in ("SEVERE", "ERROR")]
+    assert not errors, errors
+    with pytest.raises(NoAlertPresentException):
+        driver.switch_to.alert.text  # noqa: B018 (reading it is the check)
+
+
+def rows(driver: Any) -> list[str]:
+    return [row.get_attribute("data-entrant") for row in
+            driver.find_elements("css selector", "#leaderboard tbody tr")]
+
+
+def test_leaderboard_sorts_by_the_clicked_column(browser: Any, site_dir: Path, board: Leaderboard) -> None:
+    browser.get((site_dir / "index.html").as_uri())
+    by_entrant = {s.entrant: s for s in board.standings}
+    assert rows(browser) == [str(s.entrant) for s in board.standings]
+
+    def click(key: str) -> list[Any]:
+        header = browser.find_element("css selector", f'#leaderboard th[data-key="{key}"]')
+        header.click()
+        return [by_entrant[int(e)] for e in rows(browser)]
+
+    assert [s.bot for s in click("bot")] == sorted((s.bot for s in board.standings), key=str.lower)
+    header = browser.find_element("css selector", '#leaderboard th[data-key="bot"]')
+    assert header.get_attribute("aria-sort") == "ascending"
+    assert [s.bot for s in click("bot")] == sorted((s.bot for s in board.standings), key=str.lower, reverse=True)
+    assert [s.mu for s in click("mu")] == sorted((s.mu for s in board.standings), reverse=True)
+    assert [s.faults for s in click("faults")] == sorted((s.faults for s in board.standings), reverse=True)
+    assert [s.sigma for s in click("sigma")] == sorted(s.sigma for s in board.standings)
+    assert [s.rank for s in click("rank")] == [1, 2, 3, 4]
+
+    link = browser.find_element("css selector", '#leaderboard tbody tr[data-entrant="0"] a.bot')
+    assert link.text == XSS_LABEL
+    assert browser.execute_script("return document.querySelectorAll('script').length") == 1
+    screenshot(browser, site_dir, "leaderboard")
+    assert_clean(browser)
+
+
+def expected_state(record: dict[str, Any], steps: int) -> dict[str, Any]:
+    """What the replay must show after ``steps`` actions, from the engine alone."""
+    hand = Hand.deal(record["deck"], record["dealer"], Rules(**record["rules"]))
+    table: list[str] = []
+    for action in record["actions"][:steps]:
+        tricks = len(hand.view(0)["tricks"])
+        hand.apply(action)
+        after = hand.view(0)
+        table = [after["tricks"][-1]["lead"], after["tricks"][-1]["follow"]] if len(after["tricks"]) > tricks else []
+    v0, v1 = hand.view(0), hand.view(1)
+    if v0["lead"] is not None:
+        table = [v0["lead"]]
+    played = {c for t in v0["tricks"] for c in (t["lead"], t["follow"])} | ({v0["lead"]} if v0["lead"] else set())
+    unseen = set(record["deck"]) - set(v0["hand"]) - set(v1["hand"]) - played
+    return {"hands": [v0["hand"], v1["hand"]], "up": [v0["up_card"]] if v0["up_card"] else [], "table": table,
+            "stock_size": v0["stock_size"], "closed": v0["closed"], "unseen": unseen, "totals": v0["totals"],
+            "trump": v0["trump"], "result": v0["result"]}
+
+
+def check_step(browser: Any, record: dict[str, Any], hand_index: int, step: int) -> dict[str, Any]:
+    shown = browser.execute_script(STATE_JS)
+    want = expected_state(record, step)
+    assert (shown["hand"], shown["step"]) == (hand_index, step)
+    assert shown["hands"] == want["hands"], f"step {step}"
+    assert shown["up"] == want["up"] and shown["trump"] == want["trump"]
+    assert shown["table"] == want["table"], f"step {step}"
+    if want["closed"]:
+        assert shown["stock"] == [] and set(shown["dead"]) == want["unseen"]
+    else:
+        assert len(shown["stock"]) + len(shown["up"]) == want["stock_size"]
+        assert set(shown["stock"]) | set(shown["up"]) == want["unseen"] and shown["dead"] == []
+    for seat in (0, 1):
+        assert shown["scores"][seat].startswith(f"total {want['totals'][seat]} "), shown["scores"]
+    return shown
+
+
+def test_replay_steps_with_the_keyboard_and_shows_the_engines_cards(
+        browser: Any, site_dir: Path, live_run: LiveRun) -> None:
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+
+    with Store(live_run.out / DB_NAME, readonly=True) as store:
+        hands = [dict(h) for h in store.all_hands(store.tournament()["id"]) if 0 in (h["seat0"], h["seat1"])]
+    row = max(hands, key=lambda h: (len(json.loads(h["record_json"])["actions"]), -h["match_row"]))
+    record = json.loads(row["record_json"])
+    n = len(record["actions"])
+    assert n >= 6, "pick a tournament seed whose longest hand has a few tricks"
+    hand_index = row["hand_index"]
+    browser.get((site_dir / "matches" / f"{row['match_id']}.html").as_uri() + f"#h{hand_index + 1}")
+
+    def press(*keys: str, shift: bool = False) -> None:
+        chain = ActionChains(browser)
+        if shift:
+            chain.key_down(Keys.SHIFT)
+        for key in keys:
+            chain.send_keys(key)
+        if shift:
+            chain.key_up(Keys.SHIFT)
+        chain.perform()
+
+    names = [name.text for name in browser.find_elements("css selector", ".seat-head .name")]
+    assert XSS_LABEL in names  # seat boxes show the label as text
+    pictured = False
+    for step in range(n + 1):
+        shown = check_step(browser, record, hand_index, step)
+        if not pictured and step >= n // 2 and len(shown["table"]) == 2:  # a finished trick on the table
+            screenshot(browser, site_dir, "replay")
+            pictured = True
+        press(Keys.ARROW_RIGHT)
+    if not pictured:
+        screenshot(browser, site_dir, "replay")
+    assert shown["step"] == n
+    result = expected_state(record, n)["result"]
+    assert result is not None and f"totals {result['totals'][0]}–{result['totals'][1]}" in shown["result"]
+    check_step(browser, record, hand_index, n)  # → at the end stays at the end
+    for step in (n - 1, n - 2, n - 3):
+        press(Keys.ARROW_LEFT)
+        check_step(browser, record, hand_index, step)
+    press(Keys.ARROW_LEFT, shift=True)  # back to the last completed trick
+    jumped = browser.execute_script(STATE_JS)
+    assert jumped["step"] < n - 3 and (len(jumped["table"]) == 2 or jumped["step"] == 0)
+    check_step(browser, record, hand_index, jumped["step"])
+    press(Keys.HOME)
+    check_step(browser, record, hand_index, 0)
+    press(Keys.END)
+    check_step(browser, record, hand_index, n)
+    assert browser.current_url.endswith(f"#h{hand_index + 1}s{n}")
+    press(Keys.PAGE_UP if hand_index else Keys.PAGE_DOWN)
+    other = browser.execute_script(STATE_JS)
+    assert other["hand"] != hand_index and other["step"] == 0
+    assert_clean(browser)
+
+
+def test_every_page_loads_without_console_errors(browser: Any, site_dir: Path) -> None:
+    for name in ("crosstable.html", "matches.html", "bots/0.html", "bots/3.html"):
+        browser.get((site_dir / name).as_uri())
+        assert browser.find_element("tag name", "h1").text
+        assert_clean(browser)
+    browser.get((site_dir / "bots/0.html").as_uri())
+    assert browser.find_element("id", "bot-label").text == XSS_LABEL
+    assert browser.title.startswith(XSS_LABEL)
+    assert_clean(browser)
