@@ -11,7 +11,9 @@ from __future__ import annotations
 import base64
 import json
 import shutil
+import sqlite3
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -239,3 +241,41 @@ def test_every_page_loads_without_console_errors(browser: Any, site_dir: Path) -
     assert browser.find_element("id", "bot-label").text == XSS_LABEL
     assert browser.title.startswith(XSS_LABEL)
     assert_clean(browser)
+
+
+def test_a_served_page_reloads_itself_when_a_pair_is_stored(browser: Any, live_run: LiveRun, tmp_path: Path) -> None:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from results.report.serve import ReportServer
+
+    folder = tmp_path / "live"
+    folder.mkdir()
+    source, copy = live_run.out / DB_NAME, folder / DB_NAME
+    with sqlite3.connect(f"file:{source}?mode=ro", uri=True) as src, sqlite3.connect(copy) as dst:
+        src.backup(dst)
+    with sqlite3.connect(copy) as con:  # take the last pair back out, as if it were still being played
+        last = "(SELECT id FROM matches WHERE pair_index = 5)"
+        for table in ("faults", "hands", "think_times"):
+            con.execute(f"DELETE FROM {table} WHERE match_row IN {last}")
+        con.execute("DELETE FROM matches WHERE pair_index = 5")
+        con.execute("DELETE FROM rating_snapshots WHERE after_pair = 5")
+        con.execute("UPDATE pairs SET finished_at = NULL WHERE pair_index = 5")
+        con.execute("UPDATE tournaments SET finished_at = NULL")
+    server = ReportServer(folder, 0)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
+    thread.start()
+    try:
+        browser.get(server.url)
+        assert browser.find_element("id", "progress").text.startswith("5/6 pairs")
+        browser.execute_script("window.notReloaded = true;")
+        with sqlite3.connect(f"file:{source}?mode=ro", uri=True) as src, sqlite3.connect(copy) as dst:
+            src.backup(dst)  # the pair is stored
+        WebDriverWait(browser, 10, poll_frequency=0.2).until(
+            lambda driver: driver.find_element("id", "progress").text.startswith("6/6 pairs"))
+        assert browser.execute_script("return window.notReloaded === undefined")
+        assert len(browser.find_elements("css selector", "#leaderboard tbody tr")) == 4
+        assert_clean(browser)
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
