@@ -286,9 +286,33 @@ class BotProcess:
             return []
         return [self.pid, *procfs.descendants(self.pid, table)]
 
+    def helper_pids(self) -> set[int]:
+        """The sandbox's own processes, not the bot's: under bubblewrap the outer ``bwrap``,
+        the namespace init, the guard shell and its watcher (see ``GUARD_SCRIPT``); none in
+        the fallback."""
+        if self.mode is not SandboxMode.BWRAP:
+            return set()  # the fallback starts the bot's command itself
+        table = procfs.process_table()
+        helpers = {self.pid} | {p.pid for p in table.values() if p.ppid == self.pid}
+        guards = {p.pid for p in table.values() if p.ppid in helpers and p.pid not in helpers and _is_guard(p.pid)}
+        watchers = {p.pid for p in table.values() if p.ppid in guards and _is_guard(p.pid)}
+        return helpers | guards | watchers
+
+    def main_pid(self) -> int | None:
+        """The bot's own main process (the manifest's command), or None once it has ended."""
+        if self.poll() is not None:
+            return None
+        if self.mode is not SandboxMode.BWRAP:
+            return self.pid
+        helpers = self.helper_pids()
+        table = procfs.process_table()
+        mains = [p.pid for p in table.values()
+                 if p.ppid in helpers and p.pid not in helpers and p.state not in ("Z", "X")]
+        return min(mains) if mains else None
+
     def rss_bytes(self) -> int | None:
-        """Summed RSS of the bot's processes (bwrap's own two processes excluded), or None."""
-        helpers = {self.pid, self._init_pid} if self.mode is SandboxMode.BWRAP else set()
+        """Summed RSS of the bot's processes (the sandbox's helpers excluded), or None."""
+        helpers = self.helper_pids()
         sizes = [procfs.rss_bytes(p) for p in self.sandbox_pids() if p not in helpers]
         known = [s for s in sizes if s is not None]
         return sum(known) if known else None
@@ -342,16 +366,21 @@ def start_bot(manifest: Manifest, *, run_dir: Path | str, endpoint: str | None =
     err_fd = _open_log(launch_dir / STDERR_LOG)
     info_r = info_w = -1
     try:
+        pass_fds: tuple[int, ...] = ()
+        stdin: int = subprocess.DEVNULL
         if mode is SandboxMode.BWRAP:
             bwrap, _ = bwrap_status()
             assert bwrap is not None
             info_r, info_w = os.pipe()
+            stdin = _guard_fd()
             command = bwrap_argv(bwrap=bwrap, bot_dir=manifest.bot_dir, workdir=workdir,
-                                 run_dir=run_dir, expose=exposed, info_fd=info_w) + command
+                                 run_dir=run_dir, expose=exposed, info_fd=info_w) + [
+                "/bin/sh", "-c", GUARD_SCRIPT, "arena-guard", *command]
+            pass_fds = (info_w,)
         popen = _launcher().submit(
-            subprocess.Popen, command, stdin=subprocess.DEVNULL, stdout=out_fd,
+            subprocess.Popen, command, stdin=stdin, stdout=out_fd,
             stderr=err_fd, env=bot_env, cwd=workdir, start_new_session=True, close_fds=True,
-            pass_fds=(info_w,) if info_w >= 0 else ()).result()
+            pass_fds=pass_fds).result()
     except OSError as exc:
         _close_fds(info_r, info_w)
         shutil.rmtree(launch_dir, ignore_errors=True)
@@ -383,6 +412,35 @@ def start_bot(manifest: Manifest, *, run_dir: Path | str, endpoint: str | None =
 _launcher_pool: ThreadPoolExecutor | None = None
 _launcher_lock = threading.Lock()
 
+# Inside the sandbox the bot runs under a tiny shell that also waits for end-of-file on a pipe
+# (its standard input) whose only write end this process holds. If this process dies (even by
+# SIGKILL, even in the moment bubblewrap's own parent-death signal is not armed yet), the read
+# returns, the shell kills the bot and itself, and the namespace's init and every process in
+# it go with it. The bot itself gets /dev/null as standard input, as before.
+# The shell's own messages ("File size limit exceeded") go to /dev/null, never to the bot's
+# capped log.
+GUARD_SCRIPT = ('exec 3<&0 </dev/null 4>&2 2>/dev/null; "$@" 2>&4 3<&- 4>&- & bot=$!; exec 4>&-; '
+                '{ read -r _ <&3; kill -KILL "$bot" $$; } & exec 3<&-; wait "$bot"')
+_guard_pipe: tuple[int, int] | None = None
+
+
+def _is_guard(pid: int) -> bool:
+    """Whether ``pid`` runs ``GUARD_SCRIPT`` (the guard shell or its forked watcher)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return GUARD_SCRIPT.encode() in fh.read()
+    except OSError:
+        return False
+
+
+def _guard_fd() -> int:
+    """The read end of this process's guard pipe (made once; the write end is never shared)."""
+    global _guard_pipe
+    with _launcher_lock:
+        if _guard_pipe is None:
+            _guard_pipe = os.pipe()  # both ends close-on-exec; only the read end is passed on
+        return _guard_pipe[0]
+
 
 def _launcher() -> ThreadPoolExecutor:
     """This process's one long-lived thread that forks every bot.
@@ -400,10 +458,14 @@ def _launcher() -> ThreadPoolExecutor:
 
 
 def _forget_launcher_after_fork() -> None:
-    """A forked child has no launcher thread (only the forking thread survives a fork)."""
-    global _launcher_pool, _launcher_lock
+    """A forked child has no launcher thread (only the forking thread survives a fork), and
+    must not keep its parent's guard pipe open: it makes its own."""
+    global _launcher_pool, _launcher_lock, _guard_pipe
     _launcher_pool = None
     _launcher_lock = threading.Lock()
+    if _guard_pipe is not None:
+        _close_fds(*_guard_pipe)
+        _guard_pipe = None
 
 
 os.register_at_fork(after_in_child=_forget_launcher_after_fork)

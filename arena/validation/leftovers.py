@@ -66,36 +66,14 @@ def command_line(pid: int, limit: int = 120) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def _start_time(pid: int) -> int:
-    """The process's start time in clock ticks since boot (field 22 of /proc/<pid>/stat)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            raw = fh.read()
-        return int(raw[raw.rfind(b")") + 2:].split()[19])
-    except (OSError, ValueError, IndexError):
-        return 1 << 62
-
-
 def main_pid(bot: BotProcess) -> int | None:
-    """The bot's own main process: under bubblewrap the first child of the sandbox init (the
-    outer ``bwrap`` has the init as its one child), else the process the arena started."""
-    if bot.poll() is not None:
-        return None
-    if bot.mode is not SandboxMode.BWRAP:
-        return bot.pid
-    table = procfs.process_table()
-    inits = [p.pid for p in table.values() if p.ppid == bot.pid]
-    children = [p.pid for p in table.values() if p.ppid in inits and p.state not in ("Z", "X")]
-    return min(children, key=_start_time) if children else None
+    """The bot's own main process (see ``BotProcess.main_pid``)."""
+    return bot.main_pid()
 
 
 def helper_pids(bot: BotProcess) -> set[int]:
-    """The sandbox's own processes: the process the arena started and, under bubblewrap, the
-    sandbox init (its one child)."""
-    helpers = {bot.pid}
-    if bot.mode is SandboxMode.BWRAP:
-        helpers.update(p.pid for p in procfs.process_table().values() if p.ppid == bot.pid)
-    return helpers
+    """The process the arena started and the sandbox's own (see ``BotProcess.helper_pids``)."""
+    return {bot.pid} | bot.helper_pids()
 
 
 class ShutdownWatch:

@@ -472,8 +472,9 @@ def test_sandbox_network_filesystem_and_environment(tmp_path: Path, sock_dir: Pa
         assert isinstance(peek, dict)
         assert peek[str(run_dir)] == []
         assert peek[str(sock_dir)] == ["arena.sock"]
-        # own PID namespace; clean environment
-        assert report["pid"] == 2 and report["visible_pids"] == [1, 2]
+        # own PID namespace (1 bwrap's init, 2 the guard shell, 3 the bot, 4 the guard's
+        # watcher); clean environment
+        assert report["pid"] == 3 and report["visible_pids"] == [1, 2, 3, 4]
         env = report["env"]
         assert isinstance(env, dict)
         assert set(env) == {"PATH", "HOME", "TMPDIR", "LANG", "PYTHONPATH",

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from arena.botproc.process import GUARD_SCRIPT
 from arena.botproc import Manifest, bwrap_status, load_manifest, procfs
 from arena.clock import TimeControl
 from arena.faults import Fault, FaultKind, FaultPolicy
@@ -344,15 +345,15 @@ def assert_completed_with_faults(outcome: MatchOutcome, kind: FaultKind, *, seat
 
 
 def sandbox_members(marker: str, folder: Path) -> list[int]:
-    """The launch's processes other than bubblewrap's own (the bot and what it forked)."""
+    """The launch's processes other than the sandbox's own (the bot and what it forked)."""
     members = []
     for pid in live_processes(marker, folder):
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as fh:
-                argv0 = fh.read().split(b"\0", 1)[0]
+                cmdline = fh.read()
         except OSError:
             continue
-        if not argv0.endswith(b"bwrap"):
+        if not cmdline.split(b"\0", 1)[0].endswith(b"bwrap") and GUARD_SCRIPT.encode() not in cmdline:
             members.append(pid)
     return members
 
