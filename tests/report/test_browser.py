@@ -244,6 +244,7 @@ def test_every_page_loads_without_console_errors(browser: Any, site_dir: Path) -
 
 
 def test_a_served_page_reloads_itself_when_a_pair_is_stored(browser: Any, live_run: LiveRun, tmp_path: Path) -> None:
+    from selenium.common.exceptions import WebDriverException
     from selenium.webdriver.support.ui import WebDriverWait
 
     from results.report.serve import ReportServer
@@ -270,8 +271,11 @@ def test_a_served_page_reloads_itself_when_a_pair_is_stored(browser: Any, live_r
         browser.execute_script("window.notReloaded = true;")
         with sqlite3.connect(f"file:{source}?mode=ro", uri=True) as src, sqlite3.connect(copy) as dst:
             src.backup(dst)  # the pair is stored
-        WebDriverWait(browser, 10, poll_frequency=0.2).until(
-            lambda driver: driver.find_element("id", "progress").text.startswith("6/6 pairs"))
+        # The page reloads under our feet: an element read mid-navigation goes stale, so poll by script.
+        WebDriverWait(browser, 15, poll_frequency=0.2, ignored_exceptions=(WebDriverException,)).until(
+            lambda driver: driver.execute_script(
+                "const p = document.getElementById('progress'); return p !== null && p.textContent.trim()"
+                ".startsWith('6/6 pairs') && window.notReloaded === undefined"))
         assert browser.execute_script("return window.notReloaded === undefined")
         assert len(browser.find_elements("css selector", "#leaderboard tbody tr")) == 4
         assert_clean(browser)
