@@ -6,6 +6,7 @@ from typing import Any
 
 from arena.engine import Hand, HandResult
 from arena.engine.cards import CARD_INDEX, CARD_POINTS
+from arena.engine.view import organiser_events
 
 SUIT_SYMBOLS = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}
 
@@ -20,12 +21,6 @@ def _cards(cards: list[str]) -> str:
     return " ".join(pretty(c) for c in cards) or "-"
 
 
-def omniscient_events(hand: Hand) -> list[dict[str, Any]]:
-    """The hand's event log with every drawn card filled in (both seats' views merged)."""
-    first, second = hand.view(0)["events"], hand.view(1)["events"]
-    return [a if a.get("card") is not None or b.get("card") is None else b for a, b in zip(first, second)]
-
-
 def hand_lines(record: dict[str, Any], names: tuple[str, str] = ("P0", "P1")) -> list[str]:
     """A hand replayed from its record, trick by trick."""
     start = Hand.replay({**record, "actions": []})
@@ -38,7 +33,7 @@ def hand_lines(record: dict[str, Any], names: tuple[str, str] = ("P0", "P1")) ->
     ]
     tricks = iter(hand.view(0)["tricks"])
     pending: list[str] = []
-    for event in omniscient_events(hand):
+    for event in organiser_events(hand):
         who = names[event["seat"]] if event["seat"] is not None else "nobody"
         kind = event["type"]
         if kind == "play":

@@ -20,13 +20,13 @@ def _name(c: int | None) -> str | None:
     return None if c is None or c < 0 else CARD_NAMES[c]
 
 
-def _event(event: tuple[Any, ...], seat: int) -> dict[str, Any]:
-    """The public form of one logged event, as ``seat`` sees it."""
+def _event(event: tuple[Any, ...], seat: int | None) -> dict[str, Any]:
+    """The public form of one logged event, as ``seat`` sees it (None: the organiser, who sees all)."""
     kind = event[0]
     if kind == "play":
         return {"type": "play", "seat": event[1], "card": CARD_NAMES[event[2]]}
     if kind == "draw":
-        shown = event[1] == seat or event[3]
+        shown = seat is None or event[1] == seat or event[3]
         return {"type": "draw", "seat": event[1], "card": _name(event[2]) if shown else None}
     if kind == "meld":
         return {"type": "meld", "seat": event[1], "suit": SUITS[event[2]], "value": event[3]}
@@ -80,6 +80,11 @@ def hand_view(hand: Hand, seat: int) -> dict[str, Any]:
         "legal_actions": hand.legal_actions() if to_move == seat else [],
         "result": result.to_dict() if result is not None else None,
     }
+
+
+def organiser_events(hand: Hand) -> list[dict[str, Any]]:
+    """The hand's event log as the organiser sees it: every drawn card named (never sent to a bot)."""
+    return [_event(event, None) for event in hand._events]
 
 
 def _indices(names: list[str], what: str) -> list[int]:
@@ -220,4 +225,4 @@ def hand_from_view(
     return hand
 
 
-__all__ = ["hand_view", "hand_from_view"]
+__all__ = ["hand_view", "hand_from_view", "organiser_events"]

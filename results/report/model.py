@@ -16,6 +16,7 @@ from typing import Any
 
 from arena.engine import Hand, Match, Rules
 from arena.engine.cards import CARD_INDEX, CARD_POINTS
+from arena.engine.view import organiser_events
 
 from ..leaderboard import Leaderboard, build_leaderboard
 from ..ratings import RatingEnv
@@ -35,13 +36,6 @@ REASON_TEXT = {
 def pretty(card: str) -> str:
     """``"TH"`` -> ``"10♥"``."""
     return ("10" if card[0] == "T" else card[0]) + SUIT_SYMBOLS[card[1]]
-
-
-def omniscient_events(hand: Hand,
-                      views: tuple[dict[str, Any], dict[str, Any]] | None = None) -> list[dict[str, Any]]:
-    """The hand's event log with every drawn card filled in (both seats' views merged)."""
-    v0, v1 = views or (hand.view(0), hand.view(1))
-    return [a if a.get("card") is not None or b.get("card") is None else b for a, b in zip(v0["events"], v1["events"])]
 
 
 # ---------------------------------------------------------------------------- behaviour
@@ -80,7 +74,7 @@ def add_hand_behaviour(record: dict[str, Any], entrants: tuple[int, int], into: 
         won = into[entrants[result.winner]]
         won.hands_won += 1
         won.wins_by_points[result.game_points] = won.wins_by_points.get(result.game_points, 0) + 1
-    for event in omniscient_events(hand):
+    for event in organiser_events(hand):
         seat, kind = event["seat"], event["type"]
         if seat is None or kind in ("play", "draw", "pass", "end"):
             continue
@@ -169,7 +163,7 @@ def hand_steps(hand: Hand, actions: list[str], names: tuple[str, str],
         previous = steps[-1]
         (apply or hand.apply)(action)
         view, v1 = hand.view(0), hand.view(1)
-        events = omniscient_events(hand, (view, v1))
+        events = organiser_events(hand)
         table = None
         log = []
         for event in events[seen:]:

@@ -184,3 +184,20 @@ def test_match_over_refuses_actions() -> None:
     assert match.is_over and match.winner is not None and match.to_move is None
     with pytest.raises(IllegalAction, match="match is over"):
         match.apply("declare")
+
+
+def test_organiser_events_name_every_card_and_otherwise_match_the_views() -> None:
+    from arena.engine.view import organiser_events
+
+    hand = Hand.deal_seeded(12, 0)
+    rng = random.Random(5)
+    while not hand.is_over:
+        hand.apply(rng.choice(hand.legal_actions()))
+    full = organiser_events(hand)
+    seen = [hand.view(0)["events"], hand.view(1)["events"]]
+    assert len(full) == len(seen[0]) == len(seen[1])
+    for event, mine, theirs in zip(full, *seen):
+        if event["type"] == "draw":
+            assert event["card"] is not None and event["card"] in (mine["card"], theirs["card"])
+        else:
+            assert event == mine == theirs
