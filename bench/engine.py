@@ -13,6 +13,7 @@ import argparse
 import random
 import statistics
 import time
+import timeit
 
 from arena.engine import Hand, Rules, canonical_deck
 
@@ -81,6 +82,15 @@ def copy_and_legal_cost(rules: Rules, samples: int = 200_000) -> float:
     return (time.perf_counter() - start) / n
 
 
+def calibration_us() -> float:
+    """Best-of-5 microseconds for ``sum(range(1000))``: how fast this machine is right now.
+
+    The shared VMs here swing by 2-3x; a quiet 2.6 GHz core takes about 9-10 us. Read the
+    rates above against it.
+    """
+    return min(timeit.repeat("sum(range(1000))", number=2000, repeat=5)) / 2000 * 1e6
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--hands", type=int, default=20_000)
@@ -105,6 +115,7 @@ def main() -> None:
     print(f"decisions per hand   {statistics.median(per_hand):10.2f}")
     print(f"copy()+legal_actions {cost * 1e6:10.2f} us")
     print(f"deal_seeded()        {deal_cost * 1e6:10.2f} us   (seeding random.Random dominates)")
+    print(f"calibration          {calibration_us():10.2f} us   (sum(range(1000)); ~9-10 us on a quiet core)")
 
 
 if __name__ == "__main__":
