@@ -5,13 +5,16 @@ Every bot reads only its view. Search bots take a ``budget`` (worlds or iteratio
 constructor's, else the ``BOT_BUDGET`` environment variable, else their default. Their random
 stream is seeded from ``(BOT_SEED, game_id, seat)``, so a game's moves are reproducible. If the
 arena's per-decision limit is under 1000 ms the budget shrinks in proportion (a function of
-the limit, not of the clock, so play stays deterministic).
+the limit, not of the clock, so play stays deterministic). As a safety net only, a search
+also stops once 70% of the request's time limit has passed (an overloaded machine); in
+process, with no limit set, play depends on the seed alone.
 """
 
 from __future__ import annotations
 
 import os
 import random
+import time
 from typing import Any, ClassVar
 
 from arena.engine import Rules
@@ -58,6 +61,7 @@ class LadderBot(Bot):
         base = seed if seed is not None else os.environ.get(ENV_SEED, "0")
         self.rng = random.Random(f"{base}:{game_id}:{seat}")
         self._up_seen: tuple[Any, int] = (None, -1)  # (hand key, last up-card seen)
+        self.deadline: float | None = None  # the safety net of the current decision
 
     @property
     def engine_rules(self) -> Rules:
@@ -79,6 +83,8 @@ class LadderBot(Bot):
         legal = [ACTION_INDEX[a] for a in legal_actions]
         if len(legal) == 1:
             return legal_actions[0]
+        limit = self.time_limit_ms
+        self.deadline = time.monotonic() + 0.7 * limit / 1000 if limit > 0 else None
         return ACTION_NAMES[self.choose(view, legal)]
 
     def dead_up_card(self, view: dict[str, Any]) -> int:
@@ -136,7 +142,8 @@ class ExpertABBot(LadderBot):
         if not sit.strict or sit.phase == FINAL:
             return preferred
         games = worlds(know, self.rng, self.effective_budget())
-        return best_action(pimc_values(know, candidate_actions(sit, legal), games, exact_values), preferred)
+        return best_action(pimc_values(know, candidate_actions(sit, legal), games, exact_values, self.deadline),
+                           preferred)
 
 
 def rollout_value(g: Game, seat: int, exact_endgame: bool = True) -> float:
@@ -177,9 +184,9 @@ class PimcBot(LadderBot):
         actions = candidate_actions(sit, legal)
         if sit.strict:
             games = worlds(know, self.rng, ExpertABBot.default_budget)
-            return best_action(pimc_values(know, actions, games, exact_values), preferred)
+            return best_action(pimc_values(know, actions, games, exact_values, self.deadline), preferred)
         games = worlds(know, self.rng, self.effective_budget())
-        return best_action(pimc_values(know, actions, games, rollout_values), preferred)
+        return best_action(pimc_values(know, actions, games, rollout_values, self.deadline), preferred)
 
 
 class IsmctsBot(LadderBot):
@@ -199,7 +206,8 @@ class IsmctsBot(LadderBot):
         actions = candidate_actions(sit, legal)
         if sit.strict:
             games = worlds(know, self.rng, ExpertABBot.default_budget)
-            return best_action(pimc_values(know, actions, games, exact_values), preferred)
+            return best_action(pimc_values(know, actions, games, exact_values, self.deadline), preferred)
         root = ismcts.prune(legal, sit.total(sit.seat), True)
-        visits = ismcts.search(know, root, self.rng, self.effective_budget(), self.exploration)
+        visits = ismcts.search(know, root, self.rng, self.effective_budget(), self.exploration,
+                               deadline=self.deadline)
         return best_action({a: float(n) for a, n in visits.items()}, preferred)

@@ -29,14 +29,13 @@ def mask_of(names: list[str] | tuple[str, ...]) -> int:
     return m
 
 
+_LOW: tuple[list[int], ...] = tuple([c for c in range(12) if m >> c & 1] for m in range(4096))
+_HIGH: tuple[list[int], ...] = tuple([c + 12 for c in range(12) if m >> c & 1] for m in range(4096))
+
+
 def cards_of(m: int) -> list[int]:
     """The card indices in ``m``, ascending (canonical order: high to low within a suit)."""
-    out = []
-    while m:
-        low = m & -m
-        out.append(low.bit_length() - 1)
-        m ^= low
-    return out
+    return _LOW[m & 4095] + _HIGH[m >> 12]
 
 
 def names_of(m: int) -> list[str]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import random
+import time
 
 from .endgame import value
 from .knowledge import Knowledge, Situation
@@ -69,12 +70,15 @@ def _step(g: Game, a: int, mover: int) -> None:
 
 
 def search(know: Knowledge, legal: list[int], rng: random.Random, iterations: int, c: float = 0.7,
-           exact_cards: int = 4) -> dict[int, int]:
+           exact_cards: int = 4, deadline: float | None = None) -> dict[int, int]:
     """Run ``iterations`` iterations from the view's position, branching at the root on
-    ``legal`` (already pruned); return the visit count of each root action."""
+    ``legal`` (already pruned); return the visit count of each root action. Past
+    ``deadline`` (``time.monotonic()``; a safety net only) it stops early."""
     root = Node()
     seat = know.situation.seat
-    for _ in range(iterations):
+    for i in range(iterations):
+        if deadline is not None and i & 15 == 15 and time.monotonic() > deadline:
+            break
         g = know.world(rng)
         node = root
         path: list[tuple[Node, int]] = []  # (node, seat that moved into it)

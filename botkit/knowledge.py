@@ -197,7 +197,7 @@ def inferred_absent(view: dict[str, Any], rules: Rules, dead_up: int = -1) -> tu
 class Knowledge:
     """The view's seat's knowledge, ready to sample worlds from."""
 
-    __slots__ = ("view", "rules", "absent", "situation", "unknown_count", "hidden_count")
+    __slots__ = ("view", "rules", "absent", "situation", "unknown_count", "hidden_count", "_template")
 
     def __init__(self, view: dict[str, Any], rules: Rules, dead_up: int = -1) -> None:
         """``dead_up``: the up-card turned down by a close, if the seat saw it (the view of a
@@ -211,12 +211,7 @@ class Knowledge:
         if (sit.unseen & ~sit.forbidden).bit_count() < self.unknown_count:
             sit.forbidden = 0  # should not happen; never let inference make sampling impossible
             self.absent = (0, 0)
-
-    @property
-    def exact(self) -> bool:
-        """Whether the opponent's hand is known (nothing hidden, or only dead stock cards that
-        do not matter because nothing is unknown in the opponent's hand)."""
-        return self.unknown_count == 0 or self.hidden_count == 0
+        self._template: Game | None = None
 
     def sample(self, rng: random.Random) -> tuple[list[int], list[int]]:
         """A uniform world: (opponent's cards, hidden stock cards in draw order)."""
@@ -231,9 +226,24 @@ class Knowledge:
         return cards_of(sit.opp_known) + theirs, rest
 
     def world(self, rng: random.Random) -> Game:
-        """A sampled world as a model hand."""
+        """A sampled world as a model hand: ``Game.from_view`` of a sample. When the seat is to
+        move, later worlds copy the first one and swap in the new hidden cards (the same
+        result, without reading the view again)."""
         opp, stock = self.sample(rng)
-        return Game.from_view(self.view, opp, stock, self.rules, self.absent)
+        template = self._template
+        if template is None:
+            g = Game.from_view(self.view, opp, stock, self.rules, self.absent)
+            if self.view["to_move"] == self.situation.seat:
+                self._template = g.copy()
+            return g
+        g = template.copy()
+        mask = 0
+        for c in opp:
+            mask |= 1 << c
+        g.hands[1 - self.situation.seat] = mask
+        if g.stock:
+            g.stock = [g.stock[0]] + stock[::-1]
+        return g
 
 
 def meld_suits(legal: list[int]) -> list[int]:

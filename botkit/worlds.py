@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import math
 import random
+import time
 from collections.abc import Callable
 
 from .cards import cards_of
@@ -42,14 +43,20 @@ def worlds(know: Knowledge, rng: random.Random, budget: int) -> list[Game]:
 
 
 def pimc_values(know: Knowledge, actions: list[int], games: list[Game],
-                evaluate: Callable[[Game, list[int], int], dict[int, float]]) -> dict[int, float]:
-    """The mean over ``games`` of ``evaluate(world, actions, seat)`` (a value per action)."""
+                evaluate: Callable[[Game, list[int], int], dict[int, float]],
+                deadline: float | None = None) -> dict[int, float]:
+    """The mean over ``games`` of ``evaluate(world, actions, seat)`` (a value per action).
+    Past ``deadline`` (``time.monotonic()``; a safety net only) the worlds done so far count."""
     seat = know.situation.seat
     sums = dict.fromkeys(actions, 0.0)
+    done = 0
     for g in games:
         for a, v in evaluate(g, actions, seat).items():
             sums[a] += v
-    return {a: s / len(games) for a, s in sums.items()}
+        done += 1
+        if deadline is not None and time.monotonic() > deadline:
+            break
+    return {a: s / done for a, s in sums.items()}
 
 
 def best_action(values: dict[int, float], preferred: int, tolerance: float = 1e-9) -> int:

@@ -84,3 +84,14 @@ def test_model_tracks_the_same_absent_cards_as_the_view(rules: Rules) -> None:
         for action in hand.record()["actions"]:
             g.apply(ACTION_INDEX[action])
         assert tuple(g.absent) == inferred_absent(view, rules, up)
+
+
+def test_copied_worlds_equal_worlds_read_from_the_view() -> None:
+    rules = Rules()
+    for hand, view, up in positions(rules, 12):
+        know = Knowledge(view, rules, up)
+        a, b = random.Random(1), random.Random(1)
+        fresh = [Game.from_view(view, *know.sample(a), rules, know.absent) for _ in range(3)]
+        copied = [know.world(b) for _ in range(3)]
+        for f, c in zip(fresh, copied):
+            assert (f.hands, f.stock, f.legal, f.known, f.absent) == (c.hands, c.stock, c.legal, c.known, c.absent)
