@@ -9,6 +9,7 @@ that faulted is never reused.
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -41,12 +42,29 @@ class MatchSettings:
     max_games: int = 1
 
 
+def batch_scheduling() -> bool:
+    """Put the calling thread, and what it starts from now on, under Linux's SCHED_BATCH.
+
+    A woken thread then does not preempt the one that woke it, so a ZeroMQ send no longer
+    hands the CPU to the I/O thread at once and messages go out in batches. The refereeing
+    thread calls it before its ZeroMQ context (whose I/O thread inherits it) and its bots
+    (which inherit it across fork and exec): every bot runs under the same policy. Measured
+    here: about twice the multiplexed throughput, lock-step unchanged (bench/protocol.py).
+    """
+    try:
+        os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
+        return True
+    except (AttributeError, OSError):  # not Linux
+        return False
+
+
 class SessionPool:
     """The bot sessions of one process (a worker or the CLI); close() ends them all."""
 
     def __init__(self, run_dir: Path, settings: MatchSettings) -> None:
         self.run_dir = Path(run_dir)
         self.settings = settings
+        batch_scheduling()
         self.ctx: zmq.Context[Any] = zmq.Context()
         self.socket_dir = Path(tempfile.mkdtemp(prefix="arena-", dir="/tmp"))
         self.idle: list[BotSession] = []

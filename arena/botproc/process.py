@@ -412,15 +412,18 @@ def start_bot(manifest: Manifest, *, run_dir: Path | str, endpoint: str | None =
 _launcher_pool: ThreadPoolExecutor | None = None
 _launcher_lock = threading.Lock()
 
-# Inside the sandbox the bot runs under a tiny shell that also waits for end-of-file on a pipe
-# (its standard input) whose only write end this process holds. If this process dies (even by
-# SIGKILL, even in the moment bubblewrap's own parent-death signal is not armed yet), the read
-# returns, the shell kills the bot and itself, and the namespace's init and every process in
-# it go with it. The bot itself gets /dev/null as standard input, as before.
-# The shell's own messages ("File size limit exceeded") go to /dev/null, never to the bot's
-# capped log.
+# Inside the sandbox (its own PID namespace) the bot runs under a tiny shell, pid 2 under
+# bwrap's init. When the bot exits, the shell kills whatever the bot left in the namespace
+# (``kill -9 -1`` reaches every process there but the caller and the init) and exits with the
+# bot's status, so the init and the outer bwrap end too. A watcher waits for end-of-file on a
+# pipe (the shell's standard input) whose only write end the launching process holds: if that
+# process dies, even by SIGKILL and at any moment of the launch, the watcher kills everything
+# in the namespace. This replaces bwrap's --die-with-parent, which the outer bwrap arms before
+# its sandbox child is released: a parent killed in between left that child blocked forever.
+# The shell's own messages go to /dev/null, never to the bot's capped log; the bot gets
+# /dev/null as standard input, as before.
 GUARD_SCRIPT = ('exec 3<&0 </dev/null 4>&2 2>/dev/null; "$@" 2>&4 3<&- 4>&- & bot=$!; exec 4>&-; '
-                '{ read -r _ <&3; kill -KILL "$bot" $$; } & exec 3<&-; wait "$bot"')
+                '{ read -r _ <&3; kill -9 -1; } & exec 3<&-; wait "$bot"; status=$?; kill -9 -1; exit $status')
 _guard_pipe: tuple[int, int] | None = None
 
 
@@ -445,9 +448,9 @@ def _guard_fd() -> int:
 def _launcher() -> ThreadPoolExecutor:
     """This process's one long-lived thread that forks every bot.
 
-    ``--die-with-parent`` (and the fallback's ``setpriv --pdeathsig``) fire when the *thread*
-    that forked the process ends, not the process; forking from a thread that lives as long as
-    the process means a bot never dies just because the caller's thread finished.
+    The fallback's ``setpriv --pdeathsig`` fires when the *thread* that forked the process
+    ends, not the process; forking from a thread that lives as long as the process means a
+    bot never dies just because the caller's thread finished.
     """
     global _launcher_pool
     with _launcher_lock:

@@ -14,7 +14,9 @@ Inside the bubblewrap sandbox the bot sees:
 - its bot folder read-only at its own path, and the folders passed as ``expose`` (the arena's
   ``ipc://`` socket folder) read-only at their own paths: connecting to a Unix socket needs no
   write access to the folder, so the bot cannot delete or replace the arena's socket;
-- no capabilities, a new session (``--new-session``), and ``--die-with-parent``.
+- no capabilities and a new session (``--new-session``). The sandbox dies with the process
+  that launched it through the guard pipe of ``process.GUARD_SCRIPT``, not through bwrap's
+  ``--die-with-parent`` (which can strand bwrap's half-made child).
 """
 
 from __future__ import annotations
@@ -174,7 +176,7 @@ def _inside(path: Path, root: Path) -> bool:
 def bwrap_argv(*, bwrap: str, bot_dir: Path, workdir: Path, run_dir: Path,
                expose: Iterable[Path], info_fd: int) -> list[str]:
     """bwrap's arguments up to and including ``--`` (all paths absolute)."""
-    argv = [bwrap, *_BWRAP_NAMESPACES, "--die-with-parent", "--new-session",
+    argv = [bwrap, *_BWRAP_NAMESPACES, "--new-session",
             "--cap-drop", "ALL", "--info-fd", str(info_fd),
             "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     needed = [REPO_ROOT, Path(sys.prefix), Path(sys.base_prefix),

@@ -518,8 +518,8 @@ def test_keep_workdir(tmp_path: Path) -> None:
 @pytest.mark.integration
 @pytest.mark.parametrize("mode", MODES)
 def test_bot_outlives_the_thread_that_started_it(tmp_path: Path, mode: str) -> None:
-    """--die-with-parent and --pdeathsig watch the forking *thread*: start_bot forks from a
-    long-lived launcher thread, so a caller thread that ends does not take the bot with it."""
+    """--pdeathsig watches the forking *thread*: start_bot forks from a long-lived launcher
+    thread, so a caller thread that ends does not take the bot with it."""
     box: list[BotProcess] = []
     native: list[int] = []
 
