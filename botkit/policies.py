@@ -2,7 +2,24 @@
 
 Both map a ``Situation`` and the legal int actions (``botkit.model``) to one action, so the
 same code answers a real request (situation from the view) and plays rollouts inside search
-(situation from a model hand). Neither ever declares under 66.
+(situation from a model hand). Both declare as soon as they have 66 (the opponent's total can
+only grow, so waiting never scores more), never under 66, and always exchange the trump nine.
+
+``greedy``: melds (40 first), never closes, leads its cheapest side card, heads a lead in suit
+with its lowest higher card, trumps only a side ace or ten, otherwise discards its cheapest
+card, keeping trumps and marriage partners.
+
+``expert`` adds card counting (``Situation.opp_possible``: shown cards, the up-card, voids and
+failures to head in Phase B) and:
+- closes (before or after the draw) only when sure winners reach 66: top trumps, then, once
+  they must have drawn the opponent's trumps, top side cards, plus a marriage whose king is a
+  sure winner on the closing lead; melds and goes out when the marriage reaches 66;
+- in Phase A scores every follow: the trick's points won or given, what the card is worth
+  keeping (trumps, marriage partners, aces), the value of the lead (a marriage to meld), the
+  up-card the loser takes before the last draw, and reaching 66 (or letting the opponent);
+- leads a sure winner that reaches 66, else its cheapest lead by a cost table;
+- in Phase B cashes sure winners (top trumps first while the opponent may hold trumps), heads
+  with its lowest winning card, else plays its cheapest card.
 """
 
 from __future__ import annotations
@@ -13,7 +30,19 @@ from .model import CLOSE, DECLARE, DRAW, EXCHANGE, FINAL, FOLLOW, MELD, PASS, PR
 
 ACE, TEN = 0, 1
 WIN_66 = 100  # the score of reaching 66 (or of letting the opponent reach it)
-TUNE = {"close_slack": 0.0, "trump_keep": 4.0, "lead_value": 2.0, "partner": 1.0, "up": 1.0, "ace_keep": 2.0}
+WEIGHTS: dict[str, float] = {
+    # The expert's weights, in card points, tuned on duplicate deals against greedy and
+    # against variants of itself (scale the table of trump values, etc.).
+    "close_slack": 0.0,   # close when the sure points reach 66 minus this
+    "trump_keep": 4.0,    # scale of the value of holding a trump beyond its points
+    "partner": 1.0,       # scale of the value of holding a marriage partner (Phase A)
+    "ace_keep": 2.0,      # value of holding an ace, or a ten whose ace is gone
+    "lead_value": 2.0,    # value of winning the lead in Phase A (more with a marriage to meld)
+    "up": 1.0,            # weight of taking the up-card by losing the trick before the last draw
+    "lead_trump": 10.0,   # cost of leading a trump in Phase A (plus its points)
+    "lead_ace": 9.0,      # cost of leading a side ace (or a ten whose ace is gone) in Phase A
+    "lead_ten": 12.0,     # cost of leading a side ten while its ace is out
+}
 
 
 def beats(lead: int, c: int, trump: int) -> bool:
@@ -23,14 +52,13 @@ def beats(lead: int, c: int, trump: int) -> bool:
     return CARD_SUIT[c] == trump
 
 
+_KINGS = sum(1 << (s * 6 + KING) for s in range(4))
+
+
 def partners(mine: int) -> int:
     """The kings and queens of the marriages held in ``mine``."""
-    out = 0
-    for s in range(4):
-        pair = (1 << (s * 6 + KING)) | (1 << (s * 6 + QUEEN))
-        if mine & pair == pair:
-            out |= pair
-    return out
+    kings = mine & (mine >> 1) & _KINGS  # a king whose queen (the next index) is held too
+    return kings | (kings << 1)
 
 
 def best_meld(sit: Situation, suits: list[int]) -> int:
@@ -130,7 +158,7 @@ def closing_is_safe(sit: Situation) -> bool:
         kings = [s for s in range(4) if (partners(sit.mine) >> (s * 6 + KING)) & 1]
         bonus = [40 if s == sit.trump else 20 for s in kings if masters(sit, s)[:1] == [s * 6 + KING]]
         total += max(bonus, default=0)
-    return total >= 66 - TUNE["close_slack"]
+    return total >= 66 - WEIGHTS["close_slack"]
 
 
 def _keep_value(sit: Situation, c: int, keep: int) -> float:
@@ -139,15 +167,15 @@ def _keep_value(sit: Situation, c: int, keep: int) -> float:
     suit = CARD_SUIT[c]
     rank = c % 6
     if (keep >> c) & 1 and not sit.strict:
-        value += (16.0 if suit == sit.trump else 9.0) * TUNE["partner"]
+        value += (16.0 if suit == sit.trump else 9.0) * WEIGHTS["partner"]
     if suit == sit.trump:
-        value += (6.0, 5.0, 3.5, 3.5, 3.0, 2.5)[rank] * TUNE["trump_keep"]
+        value += (6.0, 5.0, 3.5, 3.5, 3.0, 2.5)[rank] * WEIGHTS["trump_keep"]
         if rank == NINE and sit.up >= 0 and not sit.strict:
             value += CARD_POINTS[sit.up] * 0.5  # it can still be exchanged for the up-card
     elif rank == ACE:
-        value += TUNE["ace_keep"]
+        value += WEIGHTS["ace_keep"]
     elif rank == TEN and not sit.opp_possible & (1 << (suit * 6)):
-        value += TUNE["ace_keep"]
+        value += WEIGHTS["ace_keep"]
     return value
 
 
@@ -155,7 +183,7 @@ def _lead_value(sit: Situation, mine_after: int) -> float:
     """What winning the lead is worth in Phase A: the chance to meld and exchange."""
     if sit.strict:
         return 0.0
-    value = TUNE["lead_value"]
+    value = WEIGHTS["lead_value"]
     keep = partners(mine_after)
     for s in range(4):
         if (keep >> (s * 6 + KING)) & 1:
@@ -181,7 +209,7 @@ def _phase_a_follow(sit: Situation, plays: list[int]) -> int:
             if my_base + lp + pc >= 66:
                 score += WIN_66
         else:
-            score = -(lp + pc) - k + up_value * TUNE["up"]
+            score = -(lp + pc) - k + up_value * WEIGHTS["up"]
             if opp_base + lp + pc >= 66:
                 score -= WIN_66
         if score > best_score or (score == best_score and c > best):
@@ -216,11 +244,11 @@ def _phase_a_lead(sit: Situation, plays: list[int]) -> int:
         if (keep >> c) & 1:
             return 30.0 + (20.0 if suit == trump else 0.0)
         if suit == trump:
-            return 10.0 + pc + (5.0 if rank <= TEN else 0.0)
+            return WEIGHTS["lead_trump"] + pc + (5.0 if rank <= TEN else 0.0)
         if rank == ACE:
-            return 9.0
+            return WEIGHTS["lead_ace"]
         if rank == TEN:
-            return 12.0 if sit.opp_possible & (1 << (suit * 6)) else 9.0
+            return WEIGHTS["lead_ten"] if sit.opp_possible & (1 << (suit * 6)) else WEIGHTS["lead_ace"]
         return float(pc)
 
     return min(plays, key=lambda c: (cost(c), -c))

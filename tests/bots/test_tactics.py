@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from arena.engine import Hand
+from arena.engine import Hand, Rules
 
 from . import positions as pos
 from .conftest import LADDER, SEARCH, MakeBot
@@ -94,3 +94,15 @@ def test_search_is_deterministic_for_a_seed(make_bot: MakeBot, name: str) -> Non
     view = hand.view(0)  # the dealer follows in Phase A: every card is legal
     first = [make_bot(name, 0).act(view, view["legal_actions"]) for _ in range(2)]
     assert first[0] == first[1]
+
+
+@pytest.mark.parametrize("name", ["pimc", "ismcts"])
+def test_search_stops_at_the_safety_net_of_a_tiny_time_limit(name: str) -> None:
+    """With a huge budget and a 1 ms limit the search still answers (it would run for hours
+    without the safety net; the test timeout catches that)."""
+    hand = pos.safe_close_position(points=False)
+    view = pos.to_move_view(hand)
+    bot = LADDER[name]("g", view["seat"], rules=Rules(), budget=10**7)
+    bot.time_limit_ms = 1
+    assert bot.effective_budget() == 10**4
+    assert bot.act(view, view["legal_actions"]) in view["legal_actions"]
