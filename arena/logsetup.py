@@ -49,3 +49,21 @@ def setup_logging(log_file: Path | None, verbose: bool = False) -> None:
         root.addHandler(file_handler)
     multiprocessing_logging.install_mp_handler()
     _installed = True
+
+
+def renew_forwarding() -> None:
+    """Give the workers made from now on a fresh log queue (after a worker was killed).
+
+    A worker killed while handing a record over can hold the shared queue's lock forever, and
+    every process writing to that queue would then block, at the latest when it exits. The old
+    queues are abandoned: never joined at exit, their receivers left to drain and stop.
+    """
+    if not _installed:
+        return
+    root = logging.getLogger()
+    for handler in root.handlers:
+        if isinstance(handler, multiprocessing_logging.MultiProcessingHandler):
+            handler.queue.cancel_join_thread()
+            handler._is_closed = True  # its receiver stops once the queue is empty
+    multiprocessing_logging.uninstall_mp_handler(root)
+    multiprocessing_logging.install_mp_handler(root)

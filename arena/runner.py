@@ -29,6 +29,7 @@ from typing import Any
 
 from arena.botproc import Manifest, fingerprint, load_manifest
 from arena.faults import Fault, FaultKind
+from arena.logsetup import renew_forwarding
 from arena.matchplay import MatchSettings, SessionPool, play_match
 from arena.referee import MatchOutcome
 from arena.schedule import Pair, schedule
@@ -409,6 +410,7 @@ def run_tournament(
                                 in_flight.clear()
                                 todo.extendleft(reversed(lost))
                                 _shutdown(executor, discard=True)
+                                renew_forwarding()
                                 executor = factory()
                                 if adopted:
                                     reap_strays(executor)
