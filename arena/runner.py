@@ -109,9 +109,18 @@ def become_subreaper() -> bool:
         return False
 
 
-def reap_strays(executor: cf.Executor | None) -> int:
-    """Reap dead children and kill live ones that are not workers of ``executor``; count the kills."""
-    workers = set(getattr(executor, "_processes", None) or {})
+def worker_pids(executor: cf.Executor) -> set[int]:
+    """The pids of a local executor's worker processes (empty for other executors)."""
+    return set(getattr(executor, "_processes", None) or {})
+
+
+def reap_strays(workers: set[int]) -> int:
+    """Reap dead children and kill live ones that are not in ``workers``; count the kills.
+
+    ``workers`` must hold every pool worker ever started: multiprocessing reaps its own
+    processes, and one reaped behind its back looks alive to it forever (its shutdown then
+    spins).
+    """
     killed = []
     for task in Path(f"/proc/{os.getpid()}/task").iterdir():
         try:
@@ -383,6 +392,7 @@ def run_tournament(
                    desc=config.name, dynamic_ncols=True)
         adopted = reap_orphans and not config.cluster and become_subreaper()
         executor = factory()
+        workers: set[int] = set()
         in_flight: dict[cf.Future[dict[str, Any]], PairTask] = {}
         stopping = False
         try:
@@ -409,11 +419,12 @@ def run_tournament(
                                 lost = sorted([task, *in_flight.values()], key=lambda t: t.pair_index)
                                 in_flight.clear()
                                 todo.extendleft(reversed(lost))
+                                workers |= worker_pids(executor)
                                 _shutdown(executor, discard=True)
                                 renew_forwarding()
                                 executor = factory()
                                 if adopted:
-                                    reap_strays(executor)
+                                    reap_strays(workers)
                                 break
                             except Exception as exc:  # a harness failure in the worker: never charged
                                 log.error("pair %d failed in the harness: %r", task.pair_index, exc)
@@ -435,9 +446,10 @@ def run_tournament(
                                     len(in_flight))
         finally:
             bar.close()
+            workers |= worker_pids(executor)
             _shutdown(executor, discard=bool(in_flight))
             if adopted:
-                reap_strays(None)
+                reap_strays(workers)
         if report.complete:
             store.finish_tournament(tid)
         report.ratings = dict(rater.ratings)
