@@ -97,11 +97,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budget", action="append", default=[], metavar="NAME=N",
                         help="search budget of a bot (worlds or iterations); repeatable")
     parser.add_argument("--exploration", type=float, help="override ismcts's UCB exploration constant")
+    parser.add_argument("--exact-cards", type=int, help="override ismcts's hand-over to the exact solver")
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     args = parser.parse_args(argv)
     budgets = {name: int(n) for name, n in (item.split("=", 1) for item in args.budget)}
     if args.exploration is not None:
         IsmctsBot.exploration = args.exploration
+    if args.exact_cards is not None:
+        IsmctsBot.exact_cards = args.exact_cards
     pairs = [tuple(m.split(":", 1)) for m in args.matchups] if args.matchups else list(FLOORS)
     rules = Rules()
     out = []

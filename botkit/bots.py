@@ -194,8 +194,9 @@ class IsmctsBot(LadderBot):
     world, ``expert`` rollouts and the exact endgame; Phase B is ``expert_ab``'s search."""
 
     name = "ismcts"
-    default_budget = 300
+    default_budget = 600
     exploration = 0.7
+    exact_cards = 4  # rollouts hand over to the exact solver at this many cards a hand
 
     def choose(self, view: dict[str, Any], legal: list[int]) -> int:
         know = self.knowledge(view)
@@ -209,5 +210,5 @@ class IsmctsBot(LadderBot):
             return best_action(pimc_values(know, actions, games, exact_values, self.deadline), preferred)
         root = ismcts.prune(legal, sit.total(sit.seat), True)
         visits = ismcts.search(know, root, self.rng, self.effective_budget(), self.exploration,
-                               deadline=self.deadline)
+                               self.exact_cards, self.deadline)
         return best_action({a: float(n) for a, n in visits.items()}, preferred)

@@ -58,3 +58,15 @@ def test_every_ladder_bot_plays_a_real_match_without_a_fault(tmp_path: Path) -> 
             assert outcome.faults == [], (name, outcome.faults)
             assert outcome.winner is not None and not outcome.forfeit and outcome.results
     assert not set(procfs.descendants(os.getpid())) - before
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("profile", ["pagat", "santase"])
+def test_every_ladder_bot_plays_other_rule_profiles(profile: str) -> None:
+    """The bots read the rules they are given (the SDK passes the welcome's) and play legally."""
+    rules = Rules.profile(profile)
+    for name, cls in LADDER.items():
+        budget = SMALL_BUDGET.get(name)
+        tally = duel(lambda g, s: cls(g, s, rules=rules, budget=budget), random_bot_class(), (name, "random"),
+                     deals=2, seed=f"profile:{profile}", rules=rules)
+        assert tally.think[name] and len(tally.deal_wins) >= 2
