@@ -29,6 +29,7 @@ from .worlds import best_action, candidate_actions, pimc_values, worlds
 
 ENV_BUDGET = "BOT_BUDGET"
 ENV_SEED = "BOT_SEED"
+ENDGAME_WORLDS = 30  # worlds of the Phase-B search of pimc and ismcts (expert_ab's budget)
 _RULES_CACHE: dict[tuple[tuple[str, Any], ...], Rules] = {}
 
 
@@ -68,12 +69,16 @@ class LadderBot(Bot):
         """The rules of this game: the constructor's, else the welcome's (via the SDK)."""
         return self._fixed_rules if self._fixed_rules is not None else rules_from_dict(self.rules)
 
-    def effective_budget(self) -> int:
-        """The budget, scaled down when the arena's decision limit is under 1000 ms."""
+    def scaled(self, budget: int) -> int:
+        """``budget`` scaled down when the arena's decision limit is under 1000 ms."""
         limit = self.time_limit_ms
         if 0 < limit < 1000:
-            return max(1, self.budget * limit // 1000)
-        return self.budget
+            return max(1, budget * limit // 1000)
+        return budget
+
+    def effective_budget(self) -> int:
+        """This bot's budget for the current request."""
+        return self.scaled(self.budget)
 
     def act(self, view: dict[str, Any], legal_actions: list[str]) -> str:
         """Answer a request: the subclass's ``choose`` on int actions."""
@@ -127,30 +132,11 @@ def exact_values(g: Game, actions: list[int], seat: int) -> dict[int, float]:
     return {a: float(v) for a, v in action_values(g, seat, actions).items()}
 
 
-class ExpertABBot(LadderBot):
-    """``expert``, plus exact alpha-beta once the stock is closed or exhausted: one world when
-    the opponent's hand is known, else a small PIMC over the unseen cards (``budget`` worlds;
-    all of them when there are no more)."""
-
-    name = "expert_ab"
-    default_budget = 30
-
-    def choose(self, view: dict[str, Any], legal: list[int]) -> int:
-        know = self.knowledge(view)
-        sit = know.situation
-        preferred = expert(sit, legal)
-        if not sit.strict or sit.phase == FINAL:
-            return preferred
-        games = worlds(know, self.rng, self.effective_budget())
-        return best_action(pimc_values(know, candidate_actions(sit, legal), games, exact_values, self.deadline),
-                           preferred)
-
-
-def rollout_value(g: Game, seat: int, exact_endgame: bool = True) -> float:
+def rollout_value(g: Game, seat: int) -> float:
     """Play ``g`` out with ``expert`` on both sides (each from its own public knowledge) until
-    the hand ends or, with ``exact_endgame``, the stock is closed or exhausted: then solve it."""
+    the stock is closed or exhausted, then solve the rest exactly."""
     while g.result is None:
-        if exact_endgame and not g.stock:
+        if not g.stock:
             return float(value(g, seat))
         g.apply(expert(Situation.from_game(g, g.to_move), g.legal))
     return float(g.value(seat))
@@ -166,49 +152,75 @@ def rollout_values(g: Game, actions: list[int], seat: int) -> dict[int, float]:
     return out
 
 
-class PimcBot(LadderBot):
+class SearchBot(LadderBot):
+    """What the search bots share: ``expert``'s choice breaks ties, and once the stock is
+    closed or exhausted, exact alpha-beta in every world (one world when the opponent's hand
+    is known, all of them when there are few, else a sample)."""
+
+    def endgame_worlds(self) -> int:
+        """How many worlds the Phase-B search may use."""
+        return ENDGAME_WORLDS
+
+    def choose(self, view: dict[str, Any], legal: list[int]) -> int:
+        know = self.knowledge(view)
+        sit = know.situation
+        preferred = expert(sit, legal)
+        if sit.phase == FINAL:
+            return preferred
+        actions = candidate_actions(sit, legal)
+        if sit.strict:
+            games = worlds(know, self.rng, self.scaled(self.endgame_worlds()))
+            return best_action(pimc_values(know, actions, games, exact_values, self.deadline), preferred)
+        return self.phase_a(know, actions, legal, preferred)
+
+    def phase_a(self, know: Knowledge, actions: list[int], legal: list[int], preferred: int) -> int:
+        """The choice while the stock is open (``actions``: ``legal`` without a false declaration)."""
+        raise NotImplementedError
+
+
+class ExpertABBot(SearchBot):
+    """``expert``, plus exact alpha-beta once the stock is closed or exhausted: a small PIMC
+    over the unseen cards after a close (``budget`` worlds; all of them when there are no
+    more), a single world once the stock ran out (every card is then known)."""
+
+    name = "expert_ab"
+    max_games = 2
+    default_budget = 30
+
+    def endgame_worlds(self) -> int:
+        return self.budget
+
+    def phase_a(self, know: Knowledge, actions: list[int], legal: list[int], preferred: int) -> int:
+        return preferred
+
+
+class PimcBot(SearchBot):
     """Perfect-Information Monte Carlo: ``budget`` sampled worlds consistent with the view;
     every legal action (closing and exchanging included) is valued in each world by an
     ``expert`` rollout that switches to exact alpha-beta once the stock is closed or
     exhausted; the best mean game-point outcome is played. Phase B is ``expert_ab``'s search."""
 
     name = "pimc"
+    max_games = 1
     default_budget = 16
 
-    def choose(self, view: dict[str, Any], legal: list[int]) -> int:
-        know = self.knowledge(view)
-        sit = know.situation
-        preferred = expert(sit, legal)
-        if sit.phase == FINAL:
-            return preferred
-        actions = candidate_actions(sit, legal)
-        if sit.strict:
-            games = worlds(know, self.rng, ExpertABBot.default_budget)
-            return best_action(pimc_values(know, actions, games, exact_values, self.deadline), preferred)
+    def phase_a(self, know: Knowledge, actions: list[int], legal: list[int], preferred: int) -> int:
         games = worlds(know, self.rng, self.effective_budget())
         return best_action(pimc_values(know, actions, games, rollout_values, self.deadline), preferred)
 
 
-class IsmctsBot(LadderBot):
+class IsmctsBot(SearchBot):
     """Information Set MCTS (``botkit.ismcts``): ``budget`` iterations, each in a fresh sampled
     world, ``expert`` rollouts and the exact endgame; Phase B is ``expert_ab``'s search."""
 
     name = "ismcts"
+    max_games = 1
     default_budget = 600
     exploration = 0.7
     exact_cards = 4  # rollouts hand over to the exact solver at this many cards a hand
 
-    def choose(self, view: dict[str, Any], legal: list[int]) -> int:
-        know = self.knowledge(view)
-        sit = know.situation
-        preferred = expert(sit, legal)
-        if sit.phase == FINAL:
-            return preferred
-        actions = candidate_actions(sit, legal)
-        if sit.strict:
-            games = worlds(know, self.rng, ExpertABBot.default_budget)
-            return best_action(pimc_values(know, actions, games, exact_values, self.deadline), preferred)
-        root = ismcts.prune(legal, sit.total(sit.seat), True)
+    def phase_a(self, know: Knowledge, actions: list[int], legal: list[int], preferred: int) -> int:
+        root = ismcts.prune(legal, know.situation.total(know.situation.seat), True)
         visits = ismcts.search(know, root, self.rng, self.effective_budget(), self.exploration,
                                self.exact_cards, self.deadline)
         return best_action({a: float(n) for a, n in visits.items()}, preferred)
