@@ -6,6 +6,7 @@ import pytest
 
 from arena.engine import Hand, Rules
 
+from ..engine.decks import make_deck
 from . import positions as pos
 from .conftest import LADDER, SEARCH, MakeBot
 
@@ -106,3 +107,17 @@ def test_search_stops_at_the_safety_net_of_a_tiny_time_limit(name: str) -> None:
     bot.time_limit_ms = 1
     assert bot.effective_budget() == 10**4
     assert bot.act(view, view["legal_actions"]) in view["legal_actions"]
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_decisions_depend_on_the_view_only(make_bot: MakeBot, name: str) -> None:
+    """Two deals that differ only in cards N cannot see give N the same view and, with the
+    same seed, the same decision: nothing hidden reaches the bot."""
+    n_cards, up = ["AC", "TC", "KH", "QS", "9D", "JS"], "JH"
+    a = make_deck(n_cards, ["TD", "AD", "QD", "KS", "AS", "9C"], up)
+    b = make_deck(n_cards, ["9C", "AS", "9S", "KC", "QC", "QH"], up)
+    assert a[13:] != b[13:]
+    views = [pos.to_move_view(pos.hand_after(deck)) for deck in (a, b)]
+    assert views[0] == views[1]
+    first, second = (make_bot(name, 1).act(v, v["legal_actions"]) for v in views)
+    assert first == second
