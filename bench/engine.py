@@ -4,7 +4,11 @@ Prints hands/s, decisions/s and mean decisions per hand (median of several runs)
 cost of ``copy()`` + ``legal_actions()`` that search bots pay. The random policy is uniform
 over the legal actions but declares exactly when its total is 66 or more.
 
-    .venv/bin/python bench/engine.py [--hands 20000] [--runs 5] [--profile default]
+``--baseline`` also times, interleaved run by run with the engine, the inline random play of
+``bench/proto_engine.py`` (a tight prototype that simplifies the rules), and prints the ratio
+of the two decision rates: how close the public API comes to a hand-inlined engine.
+
+    .venv/bin/python bench/engine.py [--hands 20000] [--runs 5] [--profile default] [--baseline]
 """
 
 from __future__ import annotations
@@ -12,10 +16,15 @@ from __future__ import annotations
 import argparse
 import random
 import statistics
+import sys
 import time
 import timeit
+from pathlib import Path
 
 from arena.engine import Hand, Rules, canonical_deck
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import proto_engine  # noqa: E402  (bench/proto_engine.py, the reference prototype)
 
 
 def shuffled_decks(n_hands: int, seed: int) -> list[list[str]]:
@@ -50,6 +59,12 @@ def play_random_hands(decks: list[list[str]], rules: Rules, seed: int) -> int:
             hand.apply(legal[int(uniform() * len(legal))])
             decisions += 1
     return decisions
+
+
+def prototype_decisions(n_deals: int, seed: int) -> int:
+    """Play ``n_deals`` random deals inline in the prototype; return its decision count."""
+    rng = random.Random(seed)
+    return sum(proto_engine.play_deal(rng)[2] for _ in range(n_deals))
 
 
 def seeded_deal_cost(rules: Rules, n: int = 20_000) -> float:
@@ -96,9 +111,11 @@ def main() -> None:
     parser.add_argument("--hands", type=int, default=20_000)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--profile", default="default")
+    parser.add_argument("--baseline", action="store_true",
+                        help="also time the inline prototype (bench/proto_engine.py) and print the ratio")
     args = parser.parse_args()
     rules = Rules.profile(args.profile)
-    hand_rates, decision_rates, per_hand = [], [], []
+    hand_rates, decision_rates, per_hand, proto_rates, ratios = [], [], [], [], []
     for run in range(args.runs):
         decks = shuffled_decks(args.hands, seed=run)
         start = time.perf_counter()
@@ -107,6 +124,11 @@ def main() -> None:
         hand_rates.append(args.hands / elapsed)
         decision_rates.append(decisions / elapsed)
         per_hand.append(decisions / args.hands)
+        if args.baseline:
+            start = time.perf_counter()
+            proto = prototype_decisions(args.hands, seed=run)
+            proto_rates.append(proto / (time.perf_counter() - start))
+            ratios.append(decision_rates[-1] / proto_rates[-1])
     cost = copy_and_legal_cost(rules)
     deal_cost = seeded_deal_cost(rules)
     print(f"profile {args.profile}: {args.runs} runs x {args.hands} hands (median)")
@@ -115,6 +137,9 @@ def main() -> None:
     print(f"decisions per hand   {statistics.median(per_hand):10.2f}")
     print(f"copy()+legal_actions {cost * 1e6:10.2f} us")
     print(f"deal_seeded()        {deal_cost * 1e6:10.2f} us   (seeding random.Random dominates)")
+    if args.baseline:
+        print(f"prototype decisions/s {statistics.median(proto_rates):9,.0f}   (bench/proto_engine.py, inline)")
+        print(f"engine / prototype   {statistics.median(ratios):10.2f}   (median of per-run ratios; gate >= 0.45)")
     print(f"calibration          {calibration_us():10.2f} us   (sum(range(1000)); ~9-10 us on a quiet core)")
 
 
