@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class TimeControl:
-    """Time limits in milliseconds (DESIGN.md section 4)."""
+    """Time limits in milliseconds (protocol/PROTOCOL.md section 5)."""
 
     time_limit_ms: int = 1000
     bank_ms: int = 10_000

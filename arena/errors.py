@@ -1,4 +1,4 @@
-"""The arena layer's error base class (STYLE.md section 0: one small base per layer)."""
+"""The arena layer's error base class (one small base per layer: docs/architecture.md#layers)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Typed faults: a bot's misbehaviour is a record, not an exception (DESIGN.md section 4)."""
+"""Typed faults: a bot's misbehaviour is a record, not an exception (protocol/PROTOCOL.md section 9)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ class FaultKind(StrEnum):
 
 
 class FaultPolicy(StrEnum):
-    """What a fault costs: ``strict`` forfeits the match, ``lenient`` plays on (DESIGN.md section 4)."""
+    """What a fault costs: ``strict`` forfeits the match, ``lenient`` plays on (protocol/PROTOCOL.md section 9)."""
 
     STRICT = "strict"
     LENIENT = "lenient"

@@ -1,7 +1,7 @@
 """Logging for long runs: a tqdm-safe console, the run's log file, and worker records forwarded.
 
-Called once, from the CLI, before the worker pool exists (research/libraries.md section 2.4):
-the start method is pinned to fork, a tqdm-aware console handler and the file handler are
+Called once, from the CLI, before the worker pool exists (multiprocessing-logging only forwards the
+records of workers forked after it wrapped the handlers): the start method is pinned to fork, a tqdm-aware console handler and the file handler are
 installed, then multiprocessing-logging wraps them so forked workers' records reach them.
 """
 

@@ -13,7 +13,7 @@ A tournament file looks like this (every key but ``bots`` is optional)::
     fresh = false                 # new bot processes for every match
 
     [rules]
-    profile = "default"           # default | pagat | santase, then any RULES.md option
+    profile = "default"           # default | pagat | santase, then any option of docs/rules.md#options
     match_target = 7
 
     [time_control]

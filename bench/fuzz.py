@@ -1,7 +1,7 @@
 """Fuzz the engine: random legal play under every named profile, R16 checked after every action.
 
-The property tests run a small sample in CI; this runs the large one (RULES.md section 3,
-case 50: at least 10^5 hands per profile). Prints hands, actions and invariant failures.
+The property tests run a small sample in CI; this runs the large one (docs/rules.md#worked-examples,
+example 50: at least 10^5 hands per profile). Prints hands, actions and invariant failures.
 
     .venv/bin/python bench/fuzz.py [--hands 100000] [--seed 1] [--profiles default pagat santase]
 """

@@ -1,4 +1,4 @@
-"""Proof of strength of the reference-bot ladder (issue 5): duplicate deals, fixed seeds.
+"""Proof of strength of the reference-bot ladder (bots/LADDER.md): duplicate deals, fixed seeds.
 
 Every match-up plays pairs of matches with the same seed and the seats swapped; every deal
 is played with both seatings (``botkit.duel``). The bots are the same classes the bot folders
@@ -6,7 +6,7 @@ run, called in this process with ``Match.view`` views. For each match-up it prin
 win share (ties count half), game points per deal (A minus B) and match win share, each with
 a 95% interval over duplicate deals or pairs, and the seconds per decision of both bots.
 
-    .venv/bin/python bench/ladder.py                       # the five floors of issue 5
+    .venv/bin/python bench/ladder.py                       # the five floors below
     .venv/bin/python bench/ladder.py greedy:random --deals 4000
     .venv/bin/python bench/ladder.py pimc:expert --deals 400 --budget pimc=16 --json out.json
 
@@ -36,7 +36,7 @@ REPO = Path(__file__).resolve().parent.parent
 LADDER: dict[str, type[LadderBot]] = {
     "greedy": GreedyBot, "expert": ExpertBot, "expert_ab": ExpertABBot, "pimc": PimcBot, "ismcts": IsmctsBot,
 }
-FLOORS = {  # issue 5: A vs B -> deal win share floor
+FLOORS = {  # the ladder's promise, A vs B -> deal win share floor (bots/LADDER.md)
     ("greedy", "random"): 0.78,
     ("expert", "greedy"): 0.53,
     ("expert_ab", "expert"): 0.52,
@@ -91,7 +91,7 @@ def report(a: str, b: str, tally: Tally, seconds: float) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("matchups", nargs="*", help="A:B pairs (default: the five floors of issue 5)")
+    parser.add_argument("matchups", nargs="*", help="A:B pairs (default: the five floors of FLOORS)")
     parser.add_argument("--deals", type=int, default=400, help="duplicate deals per match-up (default 400)")
     parser.add_argument("--seed", default="ladder", help="base seed of the match pairs")
     parser.add_argument("--budget", action="append", default=[], metavar="NAME=N",

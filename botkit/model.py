@@ -77,7 +77,7 @@ class Game:
 
     @classmethod
     def deal(cls, deck: list[str], dealer: int = 0, rules: Rules | None = None) -> Game:
-        """Deal ``deck`` as ``Hand.deal`` does (RULES.md R3.2)."""
+        """Deal ``deck`` as ``Hand.deal`` does (docs/rules.md R3.2)."""
         c = [CARD_INDEX[name] for name in deck]
         g = cls.__new__(cls)
         g.rules = rules or _DEFAULT_RULES

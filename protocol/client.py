@@ -78,7 +78,7 @@ class Bot:
         self.rules: dict[str, Any] = {}
 
     def act(self, view: dict[str, Any], legal_actions: list[str]) -> str:
-        """Return one of ``legal_actions`` for the position ``view`` (DESIGN.md section 2)."""
+        """Return one of ``legal_actions`` for the position ``view`` (protocol/PROTOCOL.md section 6)."""
         raise NotImplementedError
 
     def on_hand_over(self, result: dict[str, Any], view: dict[str, Any]) -> None:

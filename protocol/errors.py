@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-# ProtocolError.code values: each is the fault kind (DESIGN.md section 4) the referee records.
+# ProtocolError.code values: each is the fault kind (protocol/PROTOCOL.md section 9) the referee records.
 MALFORMED = "malformed"  # not JSON, not an object, or a field of the wrong shape
 PROTOCOL = "protocol"  # wrong major version, wrong direction, or a message out of turn
 DISCONNECT = "disconnect"  # over the size cap: the arena's socket resets such a link

@@ -27,14 +27,14 @@ MAX_SEQ = 2**53 - 1  # exact in every JSON implementation
 SUITS = ("C", "D", "H", "S")
 RANKS = ("A", "T", "K", "Q", "J", "9")
 CARDS = tuple(rank + suit for suit in SUITS for rank in RANKS)
-# Every well-formed action string (DESIGN.md section 2). Legality is the referee's business.
+# Every well-formed action string (docs/architecture.md#engine-api). Legality is the referee's business.
 ACTIONS = frozenset(
     ("exchange", "close", "draw", "declare", "pass")
     + tuple("meld " + suit for suit in SUITS)
     + tuple("play " + card for card in CARDS)
 )
 
-# DESIGN.md section 2's view table, plus "match" (Match.view): exactly these keys.
+# The view table of protocol/PROTOCOL.md section 6, plus "match" (Match.view): exactly these keys.
 VIEW_KEYS = frozenset(
     (
         "seat", "dealer", "to_move", "trump", "up_card", "stock_size", "closed", "closer",
@@ -113,7 +113,7 @@ def get_dict(msg: Mapping[str, Any], key: str, nullable: bool = False) -> dict[s
 
 
 def get_view(msg: Mapping[str, Any]) -> dict[str, Any]:
-    """``msg["view"]``: an object with at least the view keys (DESIGN.md section 2)."""
+    """``msg["view"]``: an object with at least the view keys (protocol/PROTOCOL.md section 6)."""
     view = get_dict(msg, "view")
     assert view is not None
     if not VIEW_KEYS <= view.keys():

@@ -1,4 +1,4 @@
-"""Bot processes: manifests, the sandbox, and starting/stopping bots (DESIGN.md section 4).
+"""Bot processes: manifests, the sandbox, and starting/stopping bots (the sandbox: protocol/PROTOCOL.md section 7).
 
 ``load_manifest(bot_dir)`` reads a bot folder's ``bot.toml``; ``start_bot(manifest, ...)``
 is the one way to launch a bot, returning a ``BotProcess`` context manager.

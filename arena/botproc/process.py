@@ -1,4 +1,4 @@
-"""Starting, watching and stopping one sandboxed bot process (DESIGN.md section 4).
+"""Starting, watching and stopping one sandboxed bot process (protocol/PROTOCOL.md section 7).
 
 ``start_bot`` is the only way to launch a bot; it returns a :class:`BotProcess`, a context
 manager whose ``close()`` kills everything the bot started and reaps it.

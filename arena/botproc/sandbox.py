@@ -1,4 +1,4 @@
-"""How a bot is confined (DESIGN.md section 4): resource limits, bubblewrap arguments, clean env.
+"""How a bot is confined (protocol/PROTOCOL.md section 7): resource limits, bubblewrap arguments, clean env.
 
 Pure command building plus a one-time check that bubblewrap works here. Starting, watching and
 stopping processes lives in ``arena.botproc.process``.

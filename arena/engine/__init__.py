@@ -1,6 +1,6 @@
 """The rules of Sixty-Six: pure Python, no I/O, no third-party imports.
 
-Public API (DESIGN.md section 2)::
+Public API (docs/architecture.md#engine-api)::
 
     from arena.engine import Rules, Hand, Match, HandResult, IllegalAction
 """

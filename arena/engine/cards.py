@@ -2,7 +2,7 @@
 
 A card is an int 0..23 inside the engine: ``suit * 6 + rank`` with suits C, D, H, S and
 ranks A, T, K, Q, J, 9 (high to low). Ascending index is therefore the canonical order of
-DESIGN.md section 2, and within a suit a lower index is a higher card. The public API speaks
+docs/architecture.md#engine-api, and within a suit a lower index is a higher card. The public API speaks
 the two-letter names (``"AH"``, ``"TC"``, ``"9S"``).
 """
 

@@ -1,4 +1,4 @@
-"""One hand (deal) of Sixty-Six as a state machine: RULES.md R3-R13.
+"""One hand (deal) of Sixty-Six as a state machine: docs/rules.md R3-R13.
 
 ``Hand.apply`` is the one checked door: it looks the action up in the cached legal list,
 then one ``_do_<kind>`` per action kind changes the state, and ``_settle`` applies forced
@@ -19,7 +19,7 @@ from .rules import Rules
 
 
 class Phase(IntEnum):
-    """Where a hand stands (RULES.md R5)."""
+    """Where a hand stands (docs/rules.md R5)."""
 
     LEAD = 0
     FOLLOW = 1
@@ -59,7 +59,7 @@ GAME_POINTS_RANGE = (0, 3)
 
 
 class Hand:
-    """One hand of Sixty-Six, from the deal to the result (DESIGN.md section 2)."""
+    """One hand of Sixty-Six, from the deal to the result (docs/architecture.md#engine-api)."""
 
     __slots__ = (
         "rules", "deck", "dealer", "trump", "to_move",
@@ -105,7 +105,7 @@ class Hand:
 
     @classmethod
     def deal(cls, deck: list[str] | tuple[str, ...], dealer: int = 0, rules: Rules | None = None) -> Hand:
-        """Deal ``deck`` (24 card names in order c0..c23) as RULES.md R3.2 says."""
+        """Deal ``deck`` (24 card names in order c0..c23) as docs/rules.md R3.2 says."""
         if dealer not in (0, 1) or isinstance(dealer, bool):
             raise ValueError(f"dealer must be 0 or 1, not {dealer!r}")
         c = parse_deck(deck)
@@ -248,7 +248,7 @@ class Hand:
         return points
 
     def view(self, seat: int) -> dict[str, Any]:
-        """Everything ``seat`` may know now (RULES.md R15), as a JSON-ready dict."""
+        """Everything ``seat`` may know now (docs/rules.md R15), as a JSON-ready dict."""
         from .view import hand_view
 
         return hand_view(self, seat)

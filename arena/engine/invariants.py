@@ -1,4 +1,4 @@
-"""The invariants of RULES.md R16, checkable on any hand (property tests and the fuzz bench).
+"""The invariants of docs/rules.md R16, checkable on any hand (property tests and the fuzz bench).
 
 ``check_step`` holds after every action; ``check_end`` once the hand is over. Both raise
 ``InvariantError`` naming what broke. Some invariants assume options (noted where checked).
@@ -12,7 +12,7 @@ from .result import Reason
 
 
 class InvariantError(AssertionError):
-    """A hand broke one of RULES.md R16's invariants."""
+    """A hand broke one of the invariants of docs/rules.md R16."""
 
 
 def _require(condition: bool, what: str, hand: Hand) -> None:

@@ -1,4 +1,4 @@
-"""A match: hands dealt from seeds until a seat reaches the target (RULES.md R2, R13.4, R14)."""
+"""A match: hands dealt from seeds until a seat reaches the target (docs/rules.md R2, R13.4, R14)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from .rules import Rules
 
 
 def match_deck(seed: Any, hand_index: int) -> list[str]:
-    """The deck of hand ``hand_index`` (0-based) of the match with ``seed`` (DESIGN.md section 2)."""
+    """The deck of hand ``hand_index`` (0-based) of the match with ``seed`` (docs/architecture.md#engine-api)."""
     deck = list(CARD_NAMES)
     random.Random(f"{seed}:{hand_index}").shuffle(deck)
     return deck

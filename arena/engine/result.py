@@ -8,7 +8,7 @@ from typing import Any
 
 
 class Reason(StrEnum):
-    """How a hand ended (RULES.md R13.5); values are the contract's strings."""
+    """How a hand ended (docs/rules.md R13.5); values are the contract's strings."""
 
     DECLARED = "declared"
     FALSE_DECLARATION = "false_declaration"

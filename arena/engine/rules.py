@@ -1,4 +1,4 @@
-"""Rule options of RULES.md section 2, checked on construction, and the named profiles."""
+"""The rule options of docs/rules.md#options, checked on construction, and the named profiles."""
 
 from __future__ import annotations
 
@@ -84,9 +84,9 @@ def _check(name: str, value: Any) -> None:
 
 @dataclass(frozen=True, slots=True, init=False)
 class Rules:
-    """The rule options of one game; ``Rules()`` is the default profile of RULES.md.
+    """The rule options of one game; ``Rules()`` is the default profile of docs/rules.md.
 
-    Any option of RULES.md section 2 can be given by keyword. An unknown option or a bad
+    Any option of docs/rules.md#options can be given by keyword. An unknown option or a bad
     value raises ``ValueError`` naming it.
     """
 

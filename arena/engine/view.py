@@ -1,4 +1,4 @@
-"""What one seat may know (RULES.md R15), and the inverse: a full hand built from a view.
+"""What one seat may know (docs/rules.md R15), and the inverse: a full hand built from a view.
 
 This module is the only reader of a hand's hidden fields for the purpose of telling a
 seat about them; every card it names is one the seat can know.
@@ -42,7 +42,7 @@ def _event(event: tuple[Any, ...], seat: int | None) -> dict[str, Any]:
 
 
 def hand_view(hand: Hand, seat: int) -> dict[str, Any]:
-    """The view of DESIGN.md section 2 for ``seat``: exactly the keys of the view table."""
+    """The view of protocol/PROTOCOL.md section 6 for ``seat``: exactly the keys of the view table."""
     if seat not in (0, 1):
         raise ValueError(f"seat must be 0 or 1, not {seat!r}")
     opponent = 1 - seat

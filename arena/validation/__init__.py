@@ -1,4 +1,4 @@
-"""``arena validate``: the compliance suite for bot folders (issue 6).
+"""``arena validate``: the compliance suite for bot folders (protocol/PROTOCOL.md section 12).
 
 ``validate(bot_dir, Settings(...)) -> Report``; ``report.passed`` is the verdict and
 ``report.lines()`` / ``report.to_dict()`` its text and JSON forms. The steps are listed in

@@ -1,6 +1,6 @@
 """The positions ``arena validate`` asks a bot about: explicit decks plus scripted openings.
 
-Each position is a hand dealt from a fixed deck (``Hand.deal``, RULES.md R3.2) and the actions
+Each position is a hand dealt from a fixed deck (``Hand.deal``, docs/rules.md R3.2) and the actions
 played before the bot is asked; the seat to move then is the bot's seat. ``DECISION_TYPES``
 cover every kind of decision a hand can ask (lead, follow, pre-draw, final, after a meld);
 ``EDGE_STATES`` are the corners a bot is most likely to get wrong. The rules are the default

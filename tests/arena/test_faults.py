@@ -1,4 +1,4 @@
-"""The fault table of DESIGN.md section 4 with real bot processes and real sockets.
+"""The fault table of protocol/PROTOCOL.md section 9 with real bot processes and real sockets.
 
 Each misbehaving bot under ``bots/faulty/`` plays a match against ``bots/random`` through a
 ``SessionPool`` with millisecond-scale clocks. For each one: exactly the fault of the table is
@@ -220,7 +220,7 @@ class Case:
     evidence: Callable[[Fault], None]
 
 
-# One per row of DESIGN.md section 4's fault table (the child spawner has its own test);
+# One per row of the fault table (protocol/PROTOCOL.md section 9) (the child spawner has its own test);
 # the faulty bot sits in seat 0 or 1 so that both seats are charged somewhere.
 CASES = [
     Case("crash", FaultKind.CRASH, 0, ev_crash),

@@ -1,4 +1,4 @@
-"""The referee's clock and fault policy, driven in-process (no sockets): STYLE.md's scripted peer."""
+"""The referee's clock and fault policy, driven in-process (no sockets) by a scripted peer."""
 
 from __future__ import annotations
 

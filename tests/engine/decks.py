@@ -1,7 +1,7 @@
 """Deck builders and scripted-play helpers for the engine edge-case tests.
 
 Pure helpers (no engine import): a deck is a list of 24 card strings in deal order
-c0..c23 (RULES.md R3.2). N (the non-dealer) receives c0 c1 c2 c6 c7 c8, D receives
+c0..c23 (docs/rules.md R3.2). N (the non-dealer) receives c0 c1 c2 c6 c7 c8, D receives
 c3 c4 c5 c9 c10 c11, c12 is the up-card and the stock is drawn c13 first ... c23, then
 the up-card last.
 """

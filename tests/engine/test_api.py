@@ -1,4 +1,4 @@
-"""The public API contract of DESIGN.md section 2: names, errors, seeds, records, views."""
+"""The public API contract of docs/architecture.md#engine-api: names, errors, seeds, records, views."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The 50 edge cases of RULES.md section 3, one test function each.
+"""The 50 worked examples of docs/rules.md#worked-examples, one test function each.
 
 Every position is built from an explicit deck (`Hand.deal`) and driven through the public
 API only. Unless a test says otherwise the dealer is seat 1, so N (the non-dealer, who

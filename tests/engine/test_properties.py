@@ -1,4 +1,4 @@
-"""Property tests of RULES.md R16 and the API invariants over random legal play."""
+"""Property tests of docs/rules.md R16 and the API invariants over random legal play."""
 
 from __future__ import annotations
 

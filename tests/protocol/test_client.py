@@ -72,7 +72,7 @@ def test_random_bot_plays_a_match_and_shuts_down(
     game = Game("m1", seed=1, bot_seat=0)
     drive(arena, ident, [game], interleave=False, check=sent.append)
     assert game.match.is_over
-    assert bot.rss_kib() < 40 * 1024  # DESIGN section 6: a random bot stays under 40 MB
+    assert bot.rss_kib() < 40 * 1024  # a random bot stays under 40 MB of RSS
     shut_down(arena, ident, bot)
     assert bot.stderr() == ""
     kinds = [orjson.loads(m)["type"] for m in sent]
