@@ -9,6 +9,8 @@ made possible). Schema changes are numbered migrations recorded in ``PRAGMA user
 from __future__ import annotations
 
 import json
+import logging
+import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -18,105 +20,153 @@ from typing import Any
 
 from .errors import StoreError
 
+log = logging.getLogger(__name__)
+
 APPLICATION_ID = 0x36364152  # "66AR"
 DB_NAME = "arena.sqlite"
 
-MIGRATIONS: tuple[str, ...] = (
-    """
-    CREATE TABLE tournaments (
-        id INTEGER PRIMARY KEY,
-        name TEXT NOT NULL,
-        seed INTEGER NOT NULL,
-        config_json TEXT NOT NULL,
-        created_at TEXT NOT NULL,
-        finished_at TEXT
-    );
-    CREATE TABLE bots (
-        id INTEGER PRIMARY KEY,
-        name TEXT NOT NULL,
-        version TEXT NOT NULL,
-        fingerprint TEXT NOT NULL,
-        path TEXT NOT NULL,
-        UNIQUE (name, version, fingerprint)
-    );
-    CREATE TABLE entrants (
-        tournament_id INTEGER NOT NULL REFERENCES tournaments(id),
-        entrant INTEGER NOT NULL,
-        bot_id INTEGER NOT NULL REFERENCES bots(id),
-        label TEXT NOT NULL,
-        PRIMARY KEY (tournament_id, entrant),
-        UNIQUE (tournament_id, label)
-    );
-    CREATE TABLE pairs (
-        tournament_id INTEGER NOT NULL REFERENCES tournaments(id),
-        pair_index INTEGER NOT NULL,
-        entrant_a INTEGER NOT NULL,
-        entrant_b INTEGER NOT NULL,
-        seed INTEGER NOT NULL,
-        finished_at TEXT,
-        attempts INTEGER NOT NULL DEFAULT 0,
-        PRIMARY KEY (tournament_id, pair_index)
-    );
-    CREATE TABLE matches (
-        id INTEGER PRIMARY KEY,
-        tournament_id INTEGER NOT NULL,
-        pair_index INTEGER NOT NULL,
-        half INTEGER NOT NULL CHECK (half IN (0, 1)),
-        match_id TEXT NOT NULL,
-        seed INTEGER NOT NULL,
-        seat0 INTEGER NOT NULL,
-        seat1 INTEGER NOT NULL,
-        winner_seat INTEGER CHECK (winner_seat IN (0, 1)),
-        score0 INTEGER NOT NULL,
-        score1 INTEGER NOT NULL,
-        forfeit INTEGER NOT NULL,
-        void INTEGER NOT NULL,
-        hands INTEGER NOT NULL,
-        interrupted_json TEXT,
-        UNIQUE (tournament_id, pair_index, half),
-        FOREIGN KEY (tournament_id, pair_index) REFERENCES pairs(tournament_id, pair_index)
-    );
-    CREATE TABLE hands (
-        match_row INTEGER NOT NULL REFERENCES matches(id),
-        hand_index INTEGER NOT NULL,
-        winner_seat INTEGER,
-        game_points INTEGER NOT NULL,
-        reason TEXT NOT NULL,
-        total0 INTEGER NOT NULL,
-        total1 INTEGER NOT NULL,
-        tricks0 INTEGER NOT NULL,
-        tricks1 INTEGER NOT NULL,
-        record_json TEXT NOT NULL,
-        PRIMARY KEY (match_row, hand_index)
-    );
-    CREATE TABLE faults (
-        id INTEGER PRIMARY KEY,
-        match_row INTEGER NOT NULL REFERENCES matches(id),
-        seat INTEGER,
-        entrant INTEGER,
-        kind TEXT NOT NULL CHECK (kind IN ('crash', 'timeout', 'malformed', 'illegal', 'disconnect',
-                                           'protocol', 'harness')),
-        detail TEXT NOT NULL,
-        fault_json TEXT NOT NULL
-    );
-    CREATE TABLE think_times (
-        match_row INTEGER NOT NULL REFERENCES matches(id),
-        seat INTEGER NOT NULL,
-        entrant INTEGER NOT NULL,
-        times_ms_json TEXT NOT NULL,
-        PRIMARY KEY (match_row, seat)
-    );
-    CREATE TABLE rating_snapshots (
-        tournament_id INTEGER NOT NULL,
-        after_pair INTEGER NOT NULL,
-        entrant INTEGER NOT NULL,
-        mu REAL NOT NULL,
-        sigma REAL NOT NULL,
-        PRIMARY KEY (tournament_id, after_pair, entrant)
-    );
-    CREATE INDEX faults_by_entrant ON faults (entrant);
-    """,
+# Each migration is a list of statements, run in order in one transaction; the number of
+# migrations applied is the PRAGMA user_version.
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        """
+        CREATE TABLE tournaments (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL,
+            seed INTEGER NOT NULL,
+            config_json TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            finished_at TEXT
+        )
+        """,
+        """
+        CREATE TABLE bots (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL,
+            version TEXT NOT NULL,
+            fingerprint TEXT NOT NULL,
+            path TEXT NOT NULL,
+            UNIQUE (name, version, fingerprint)
+        )
+        """,
+        """
+        CREATE TABLE entrants (
+            tournament_id INTEGER NOT NULL REFERENCES tournaments(id),
+            entrant INTEGER NOT NULL,
+            bot_id INTEGER NOT NULL REFERENCES bots(id),
+            label TEXT NOT NULL,
+            PRIMARY KEY (tournament_id, entrant),
+            UNIQUE (tournament_id, label)
+        )
+        """,
+        """
+        CREATE TABLE pairs (
+            tournament_id INTEGER NOT NULL REFERENCES tournaments(id),
+            pair_index INTEGER NOT NULL,
+            entrant_a INTEGER NOT NULL,
+            entrant_b INTEGER NOT NULL,
+            seed INTEGER NOT NULL,
+            finished_at TEXT,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (tournament_id, pair_index)
+        )
+        """,
+        """
+        CREATE TABLE matches (
+            id INTEGER PRIMARY KEY,
+            tournament_id INTEGER NOT NULL,
+            pair_index INTEGER NOT NULL,
+            half INTEGER NOT NULL CHECK (half IN (0, 1)),
+            match_id TEXT NOT NULL,
+            seed INTEGER NOT NULL,
+            seat0 INTEGER NOT NULL,
+            seat1 INTEGER NOT NULL,
+            winner_seat INTEGER CHECK (winner_seat IN (0, 1)),
+            score0 INTEGER NOT NULL,
+            score1 INTEGER NOT NULL,
+            forfeit INTEGER NOT NULL,
+            void INTEGER NOT NULL,
+            hands INTEGER NOT NULL,
+            interrupted_json TEXT,
+            UNIQUE (tournament_id, pair_index, half),
+            FOREIGN KEY (tournament_id, pair_index) REFERENCES pairs(tournament_id, pair_index)
+        )
+        """,
+        """
+        CREATE TABLE hands (
+            match_row INTEGER NOT NULL REFERENCES matches(id),
+            hand_index INTEGER NOT NULL,
+            winner_seat INTEGER,
+            game_points INTEGER NOT NULL,
+            reason TEXT NOT NULL,
+            total0 INTEGER NOT NULL,
+            total1 INTEGER NOT NULL,
+            tricks0 INTEGER NOT NULL,
+            tricks1 INTEGER NOT NULL,
+            record_json TEXT NOT NULL,
+            PRIMARY KEY (match_row, hand_index)
+        )
+        """,
+        """
+        CREATE TABLE faults (
+            id INTEGER PRIMARY KEY,
+            match_row INTEGER NOT NULL REFERENCES matches(id),
+            seat INTEGER,
+            entrant INTEGER,
+            kind TEXT NOT NULL CHECK (kind IN ('crash', 'timeout', 'malformed', 'illegal', 'disconnect',
+                                               'protocol', 'harness')),
+            detail TEXT NOT NULL,
+            fault_json TEXT NOT NULL
+        )
+        """,
+        """
+        CREATE TABLE think_times (
+            match_row INTEGER NOT NULL REFERENCES matches(id),
+            seat INTEGER NOT NULL,
+            entrant INTEGER NOT NULL,
+            times_ms_json TEXT NOT NULL,
+            PRIMARY KEY (match_row, seat)
+        )
+        """,
+        """
+        CREATE TABLE rating_snapshots (
+            tournament_id INTEGER NOT NULL,
+            after_pair INTEGER NOT NULL,
+            entrant INTEGER NOT NULL,
+            mu REAL NOT NULL,
+            sigma REAL NOT NULL,
+            PRIMARY KEY (tournament_id, after_pair, entrant)
+        )
+        """,
+        "CREATE INDEX faults_by_entrant ON faults (entrant)",
+    ),
 )
+
+
+_SQLITE_HEADER = b"SQLite format 3\x00"
+_DISK_FULL = frozenset({sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR})
+
+
+class DiskFullError(StoreError):
+    """A write failed because the disk holding the database is full (or failing)."""
+
+    code = "disk_full"
+
+
+def _apply_migrations(db: sqlite3.Connection, version: int) -> None:
+    """Run the migrations after ``version``, statement by statement, and record the new version."""
+    for number in range(version, len(MIGRATIONS)):
+        for statement in MIGRATIONS[number]:
+            db.execute(statement)
+        db.execute(f"PRAGMA user_version = {number + 1}")
+
+
+def _as_store_error(path: Path, exc: sqlite3.Error) -> StoreError:
+    code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
+    if code in _DISK_FULL:
+        return DiskFullError(f"{path}: the disk is full or failing ({exc}); what was being written was not "
+                             f"stored, earlier results are intact. Free some space, then resume")
+    return StoreError(f"{path}: {exc}")
 
 
 def _now() -> str:
@@ -124,26 +174,44 @@ def _now() -> str:
 
 
 class Store:
-    """A results database; use as a context manager. All writes go through ``transaction()``."""
+    """A results database; use as a context manager. All writes go through ``transaction()``.
 
-    def __init__(self, path: Path, *, create: bool = False, readonly: bool = False) -> None:
+    Every command opens its database here, and the checks come before anything is written:
+    a missing file is created only with ``create`` (built aside, then renamed into place, so
+    a crash never leaves a half-made database); an empty, foreign, damaged or newer file is
+    refused with a StoreError and left as it was; a read-only open never migrates.
+    ``check_integrity`` runs SQLite's ``quick_check`` (it reads the whole file; a poller that
+    opens the store again and again may skip it).
+    """
+
+    def __init__(self, path: Path, *, create: bool = False, readonly: bool = False,
+                 check_integrity: bool = True) -> None:
         self.path = Path(path)
-        if not self.path.exists() and not create:
-            raise StoreError(f"{self.path}: no results database here")
-        if self.path.exists() and not self.path.is_file():
-            raise StoreError(f"{self.path}: not a file")
+        self._savepoints = 0
+        if create and readonly:
+            raise ValueError("a read-only store cannot be created")
+        if not self.path.exists():
+            if not create:
+                raise StoreError(f"{self.path}: no results database here")
+            self._build()
+        self._check_file()
         try:
             if readonly:
                 self.db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, isolation_level=None, timeout=10)
             else:
                 self.db = sqlite3.connect(self.path, isolation_level=None, timeout=10)
             self.db.row_factory = sqlite3.Row
-            self._check_identity(create and not readonly)
+            self._check_identity()
             self._configure(readonly)
-            self._migrate()
+            if check_integrity:
+                self._check_integrity()
+            self._migrate(readonly)
         except sqlite3.DatabaseError as exc:
             self.close()
             raise StoreError(f"{self.path}: not a Sixty-Six Arena results database ({exc})") from exc
+        except BaseException:
+            self.close()
+            raise
 
     def __enter__(self) -> Store:
         return self
@@ -158,6 +226,36 @@ class Store:
             db.close()
             self.db = None  # type: ignore[assignment]
 
+    def _build(self) -> None:
+        """Make a new, fully migrated database beside ``path``, then rename it into place."""
+        draft = self.path.with_name(self.path.name + ".new")
+        draft.unlink(missing_ok=True)
+        db = sqlite3.connect(draft, isolation_level=None)
+        try:
+            db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            _apply_migrations(db, 0)
+        except sqlite3.DatabaseError as exc:
+            db.close()
+            draft.unlink(missing_ok=True)
+            raise _as_store_error(self.path, exc) from exc
+        db.close()
+        os.replace(draft, self.path)
+
+    def _check_file(self) -> None:
+        """Refuse what is not an SQLite file at all before SQLite opens (and might write) it."""
+        if not self.path.is_file():
+            raise StoreError(f"{self.path}: not a file")
+        try:
+            with self.path.open("rb") as fh:
+                header = fh.read(len(_SQLITE_HEADER))
+        except OSError as exc:
+            raise StoreError(f"{self.path}: cannot read the results database ({exc.strerror or exc})") from None
+        if not header:
+            raise StoreError(f"{self.path}: is empty (0 bytes), so it holds no results; it was left as it is. "
+                             f"Remove it to start the tournament over, or restore it from a backup")
+        if header != _SQLITE_HEADER:
+            raise StoreError(f"{self.path}: not a Sixty-Six Arena results database (not an SQLite file)")
+
     def _configure(self, readonly: bool) -> None:
         pragmas = {"foreign_keys": "ON", "busy_timeout": "10000"}
         if not readonly:
@@ -171,37 +269,80 @@ class Store:
         if self.db.execute("PRAGMA foreign_keys").fetchone()[0] != 1:
             raise StoreError(f"{self.path}: foreign keys could not be enabled")
 
-    def _check_identity(self, create: bool) -> None:
-        """Refuse a foreign file before changing anything in it; mark a new one as ours."""
-        app_id = self.db.execute("PRAGMA application_id").fetchone()[0]
-        tables = self.db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
-        if app_id != APPLICATION_ID:
-            if app_id != 0 or tables or not create:
-                raise StoreError(f"{self.path}: not a Sixty-Six Arena results database")
-            self.db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    def _check_identity(self) -> None:
+        """Refuse a foreign SQLite file before changing anything in it."""
+        if self.db.execute("PRAGMA application_id").fetchone()[0] != APPLICATION_ID:
+            raise StoreError(f"{self.path}: not a Sixty-Six Arena results database")
 
-    def _migrate(self) -> None:
+    def _check_integrity(self) -> None:
+        try:
+            problems = [row[0] for row in self.db.execute("PRAGMA quick_check(3)")]
+        except sqlite3.DatabaseError as exc:
+            problems = [str(exc)]
+        if problems != ["ok"]:
+            raise StoreError(f"{self.path}: the results database is damaged ({'; '.join(problems)}); it was "
+                             f"left as it is. Restore it from a backup, or start over in a new folder")
+
+    def _migrate(self, readonly: bool) -> None:
         version = self.db.execute("PRAGMA user_version").fetchone()[0]
         if version > len(MIGRATIONS):
             raise StoreError(f"{self.path}: written by a newer arena (schema {version}, this one knows "
                              f"{len(MIGRATIONS)})")
-        for number in range(version, len(MIGRATIONS)):
-            with self.transaction():
-                for statement in MIGRATIONS[number].split(";"):
-                    if statement.strip():
-                        self.db.execute(statement)
-                self.db.execute(f"PRAGMA user_version = {number + 1}")
+        if version == len(MIGRATIONS):
+            return
+        if readonly:
+            raise StoreError(f"{self.path}: uses results schema {version}, this arena uses {len(MIGRATIONS)}; "
+                             f"a writer must migrate it first ('arena resume' on its folder)")
+        with self.transaction():
+            _apply_migrations(self.db, version)
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """``BEGIN IMMEDIATE`` ... ``COMMIT``; rolls back on any exception."""
-        self.db.execute("BEGIN IMMEDIATE")
+        """``BEGIN IMMEDIATE`` ... ``COMMIT``, or a savepoint inside an open transaction.
+
+        On an exception (or a failed ``COMMIT``) the work is rolled back if SQLite still has a
+        transaction open, and the original error is what propagates. A full disk or an I/O
+        failure becomes DiskFullError / StoreError naming the file.
+        """
         try:
-            yield self.db
+            if self.db.in_transaction:
+                with self._savepoint():
+                    yield self.db
+                return
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.db
+                self.db.execute("COMMIT")
+            except BaseException:
+                self._rollback("ROLLBACK")
+                raise
+        except sqlite3.OperationalError as exc:
+            raise _as_store_error(self.path, exc) from exc
+
+    @contextmanager
+    def _savepoint(self) -> Iterator[None]:
+        self._savepoints += 1
+        name = f"nested_{self._savepoints}"
+        self.db.execute(f"SAVEPOINT {name}")
+        try:
+            yield
         except BaseException:
-            self.db.execute("ROLLBACK")
+            self._rollback(f"ROLLBACK TO {name}", f"RELEASE {name}")
             raise
-        self.db.execute("COMMIT")
+        else:
+            self.db.execute(f"RELEASE {name}")
+        finally:
+            self._savepoints -= 1
+
+    def _rollback(self, *statements: str) -> None:
+        """Undo an open transaction; never let a failing rollback hide the error being handled."""
+        if not self.db.in_transaction:
+            return
+        try:
+            for statement in statements:
+                self.db.execute(statement)
+        except sqlite3.Error:
+            log.exception("%s: rollback failed", self.path)
 
     # ------------------------------------------------------------------ set-up
 
@@ -239,7 +380,7 @@ class Store:
 
     def tournament(self) -> sqlite3.Row:
         """The folder's tournament (there is exactly one)."""
-        row = self.db.execute("SELECT * FROM tournaments ORDER BY id LIMIT 1").fetchone()
+        row: sqlite3.Row | None = self.db.execute("SELECT * FROM tournaments ORDER BY id LIMIT 1").fetchone()
         if row is None:
             raise StoreError(f"{self.path}: holds no tournament")
         return row
@@ -270,8 +411,9 @@ class Store:
 
     def match_by_id(self, tid: int, match_id: str) -> sqlite3.Row | None:
         """One match by its id (``p00012h1``)."""
-        return self.db.execute("SELECT * FROM matches WHERE tournament_id = ? AND match_id = ?",
-                               (tid, match_id)).fetchone()
+        row: sqlite3.Row | None = self.db.execute("SELECT * FROM matches WHERE tournament_id = ? AND match_id = ?",
+                                                  (tid, match_id)).fetchone()
+        return row
 
     def hands(self, match_row: int) -> list[sqlite3.Row]:
         """A match's hands in order."""

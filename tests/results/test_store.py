@@ -1,0 +1,197 @@
+"""The results store: opening, guards, transactions, migrations (unit; disk full on a tmpfs)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from results.errors import StoreError
+from results.store import APPLICATION_ID, Store
+
+pytestmark = pytest.mark.unit
+
+ROOT = Path(__file__).resolve().parents[2]
+BOTS = [dict(name="x", version="1", fingerprint="f", path="/x", label="x"),
+        dict(name="y", version="1", fingerprint="g", path="/y", label="y")]
+
+
+def _outcome(match_id: str, winner: int) -> dict:
+    return {"match_id": match_id, "seed": 5, "winner": winner, "score": [7, 0] if winner == 0 else [0, 7],
+            "forfeit": False, "void": False, "results": [], "records": [], "faults": [], "think_ms": [[0, 0, 1.5]],
+            "interrupted": None}
+
+
+def test_a_new_store_is_marked_and_migrated(tmp_path: Path) -> None:
+    with Store(tmp_path / "a.sqlite", create=True) as store:
+        assert not store.has_tournament()
+        tid = store.create_tournament("t", 1, {}, BOTS, [(0, 0, 1, 99)])
+        assert store.tournament()["name"] == "t" and store.finished_pairs(tid) == set()
+    raw = sqlite3.connect(tmp_path / "a.sqlite")
+    assert raw.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
+    assert raw.execute("PRAGMA user_version").fetchone()[0] == 1
+    assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_a_pair_is_stored_once_and_atomically(tmp_path: Path) -> None:
+    with Store(tmp_path / "a.sqlite", create=True) as store:
+        tid = store.create_tournament("t", 1, {}, BOTS, [(0, 0, 1, 99), (1, 0, 1, 98)])
+        broken = _outcome("p00000h1", 1)
+        del broken["think_ms"]
+        with pytest.raises(KeyError):
+            store.record_pair(tid, 0, [_outcome("p00000h0", 0), broken], [(0, 1), (1, 0)], [])
+        assert store.matches(tid) == [] and store.finished_pairs(tid) == set()  # rolled back whole
+        store.record_pair(tid, 0, [_outcome("p00000h0", 0), _outcome("p00000h1", 1)], [(0, 1), (1, 0)],
+                          [(0, {0: (26.0, 8.0), 1: (24.0, 8.0)})])
+        with pytest.raises(StoreError, match="already stored"):
+            store.record_pair(tid, 0, [_outcome("p00000h0", 0), _outcome("p00000h1", 1)], [(0, 1), (1, 0)], [])
+        with pytest.raises(StoreError, match="not in the schedule"):
+            store.record_pair(tid, 7, [], [], [])
+        assert len(store.matches(tid)) == 2 and store.finished_pairs(tid) == {0}
+        assert [r["after_pair"] for r in store.snapshots(tid)] == [0, 0]
+
+
+def test_foreign_and_corrupt_databases_are_refused_untouched(tmp_path: Path) -> None:
+    foreign = tmp_path / "foreign.sqlite"
+    raw = sqlite3.connect(foreign)
+    raw.execute("CREATE TABLE notes (x)")
+    raw.commit()
+    raw.close()
+    before = foreign.read_bytes()
+    with pytest.raises(StoreError, match="not a Sixty-Six Arena results database"):
+        Store(foreign, create=True)
+    assert foreign.read_bytes() == before
+    corrupt = tmp_path / "corrupt.sqlite"
+    corrupt.write_bytes(b"this is not sqlite at all" * 100)
+    with pytest.raises(StoreError, match="not a Sixty-Six Arena results database"):
+        Store(corrupt)
+    with pytest.raises(StoreError, match="no results database"):
+        Store(tmp_path / "missing.sqlite")
+    with pytest.raises(StoreError, match="not a file"):
+        Store(tmp_path)
+
+
+def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "a.sqlite"
+    Store(path, create=True).close()
+    raw = sqlite3.connect(path)
+    raw.execute("PRAGMA user_version = 99")
+    raw.commit()
+    raw.close()
+    with pytest.raises(StoreError, match="newer arena"):
+        Store(path)
+
+
+def test_an_empty_database_is_refused_and_left_empty(tmp_path: Path) -> None:
+    empty = tmp_path / "arena.sqlite"
+    empty.touch()
+    for kwargs in ({"create": True}, {}, {"readonly": True}):
+        with pytest.raises(StoreError, match=r"is empty \(0 bytes\)"):
+            Store(empty, **kwargs)
+    assert empty.stat().st_size == 0 and sorted(p.name for p in tmp_path.iterdir()) == ["arena.sqlite"]
+
+
+def _filled(path: Path, pairs: int) -> None:
+    with Store(path, create=True) as store:
+        tid = store.create_tournament("t", 1, {}, BOTS, [(i, 0, 1, i) for i in range(pairs)])
+        for i in range(pairs):
+            big = _outcome(f"p{i:05d}h0", 0)
+            big["results"] = [{"winner": 0, "game_points": 3, "reason": "r", "totals": [66, 0], "tricks": [6, 0]}]
+            big["records"] = [{"padding": "x" * 3000}]
+            store.record_pair(tid, i, [big, _outcome(f"p{i:05d}h1", 1)], [(0, 1), (1, 0)], [])
+    raw = sqlite3.connect(path)
+    raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    raw.close()
+
+
+def test_a_damaged_database_is_refused_untouched_by_every_kind_of_open(tmp_path: Path) -> None:
+    db = tmp_path / "arena.sqlite"
+    _filled(db, 60)
+    data = bytearray(db.read_bytes())
+    middle = len(data) // 2
+    data[middle:middle + 8192] = b"\xa5" * 8192
+    db.write_bytes(bytes(data))
+    for kwargs in ({"create": True}, {}, {"readonly": True}):
+        with pytest.raises(StoreError, match="damaged"):
+            Store(db, **kwargs)
+        assert db.read_bytes() == data
+
+
+def test_transactions_nest_with_savepoints(tmp_path: Path) -> None:
+    with Store(tmp_path / "a.sqlite", create=True) as store:
+        store.create_tournament("t", 1, {}, BOTS, [])
+        with store.transaction() as db:
+            db.execute("UPDATE tournaments SET name = 'outer'")
+            with pytest.raises(ZeroDivisionError), store.transaction():
+                db.execute("UPDATE tournaments SET name = 'inner'")
+                1 / 0
+            assert store.tournament()["name"] == "outer"
+            with store.transaction():
+                db.execute("UPDATE tournaments SET seed = 5")
+        assert not store.db.in_transaction
+        assert (store.tournament()["name"], store.tournament()["seed"]) == ("outer", 5)
+
+
+def test_the_original_error_survives_a_transaction_sqlite_already_ended(tmp_path: Path) -> None:
+    with Store(tmp_path / "a.sqlite", create=True) as store:
+        with pytest.raises(LookupError, match="the real problem"), store.transaction() as db:
+            db.execute("ROLLBACK")  # as SQLite itself does on some errors (e.g. a full disk)
+            raise LookupError("the real problem")
+        with store.transaction():  # the store is usable afterwards
+            store.create_tournament("t", 1, {}, BOTS, [])
+        assert store.has_tournament()
+
+
+def test_a_failed_commit_is_rolled_back(tmp_path: Path) -> None:
+    with Store(tmp_path / "a.sqlite", create=True) as store:
+        with pytest.raises(sqlite3.IntegrityError), store.transaction() as db:
+            db.execute("PRAGMA defer_foreign_keys = ON")  # the violation shows only at COMMIT
+            db.execute("INSERT INTO entrants (tournament_id, entrant, bot_id, label) VALUES (7, 0, 7, 'x')")
+        assert not store.db.in_transaction
+        store.create_tournament("t", 1, {}, BOTS, [])
+        assert [e["label"] for e in store.entrants(store.tournament()["id"])] == ["x", "y"]
+
+
+def test_migrations_run_statement_by_statement_and_only_for_writers(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    import results.store as store_module
+
+    path = tmp_path / "a.sqlite"
+    Store(path, create=True).close()
+    newer = (*store_module.MIGRATIONS,
+             ("CREATE TABLE notes (text TEXT NOT NULL DEFAULT 'a; b')", "INSERT INTO notes DEFAULT VALUES"))
+    monkeypatch.setattr(store_module, "MIGRATIONS", newer)
+    before = path.read_bytes()
+    with pytest.raises(StoreError, match=f"uses results schema 1, this arena uses {len(newer)}; a writer must"):
+        Store(path, readonly=True)
+    assert path.read_bytes() == before
+    with Store(path) as store:
+        assert store.db.execute("SELECT text FROM notes").fetchall()[0][0] == "a; b"
+        assert store.db.execute("PRAGMA user_version").fetchone()[0] == len(newer)
+    with Store(path, readonly=True) as store:
+        assert store.db.execute("SELECT count(*) FROM notes").fetchone()[0] == 1
+
+
+def test_a_full_disk_is_a_clear_error_and_keeps_what_was_stored(tmp_path: Path) -> None:
+    from tests.tmpfs import mounted_tmpfs
+    from results.store import DiskFullError
+
+    with mounted_tmpfs(tmp_path / "small", "1m") as disk:
+        path = disk / "arena.sqlite"
+        with Store(path, create=True) as store:
+            tid = store.create_tournament("t", 1, {}, BOTS, [(i, 0, 1, i) for i in range(1000)])
+            stored = 0
+            with pytest.raises(DiskFullError, match="disk is full") as info:
+                for i in range(1000):
+                    big = _outcome(f"p{i:05d}h0", 0)
+                    big["records"] = [{"padding": f"{i}" * 20_000}]
+                    big["results"] = [{"winner": 0, "game_points": 3, "reason": "r", "totals": [66, 0],
+                                       "tricks": [6, 0]}]
+                    store.record_pair(tid, i, [big, _outcome(f"p{i:05d}h1", 1)], [(0, 1), (1, 0)], [])
+                    stored += 1
+            assert str(path) in str(info.value) and "earlier results are intact" in str(info.value)
+            assert 0 < stored < 1000 and not store.db.in_transaction
+            assert store.finished_pairs(tid) == set(range(stored))
+        with Store(path, readonly=True) as again:  # the integrity check passes
+            assert len(again.matches(tid)) == 2 * stored

@@ -1,0 +1,33 @@
+"""A small tmpfs mounted for one test (root only; skipped elsewhere), to fill a disk for real."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+
+@contextmanager
+def mounted_tmpfs(where: Path, size: str) -> Iterator[Path]:
+    """Mount a tmpfs of ``size`` (e.g. ``"2m"``) at ``where``; unmount it afterwards."""
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("mounting a tmpfs needs root and mount(8) (util-linux)")
+    where.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size},mode=0755", "tmpfs", str(where)],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], check=False)
+
+
+def resize_tmpfs(where: Path, size: str) -> None:
+    """Grow or shrink a mounted tmpfs."""
+    subprocess.run(["mount", "-o", f"remount,size={size}", str(where)], check=True)
