@@ -157,7 +157,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the subcommands."""
     run = sub.add_parser("run", help="run a tournament (continues it if the output folder has one)")
-    run.add_argument("file", nargs="?", help="tournament file (TOML); see arena/tournament.py for the keys")
+    run.add_argument("file", nargs="?", help="tournament file (TOML); docs/tournaments.md lists the keys")
     run.add_argument("--bots", nargs="+", metavar="BOT_DIR", help="bot folders (without a tournament file)")
     run.add_argument("--out", help="output folder (results database, logs, exports)")
     run.add_argument("--seed", type=int, help="tournament seed")
