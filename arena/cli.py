@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "arena.commands.newbot",
     "arena.commands.report",
     "arena.commands.tournament",
+    "arena.commands.server",
 )
 
 

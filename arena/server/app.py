@@ -1,0 +1,51 @@
+"""The competition server's ASGI application (Starlette), assembled from its route modules.
+
+Starlette rather than FastAPI: the API is a handful of routes with hand-checked inputs and
+typed records of our own, so FastAPI's pydantic layer would add a dependency and a second
+way of describing data without doing a job here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from arena.server import accounts
+from arena.server.config import MiB
+from arena.server.db import PARTICIPANT, ServerDB
+from arena.server.guards import ASGIApp, BodyLimit, RateLimit, RateLimiter
+from arena.server.web import EXCEPTION_HANDLERS, STATIC, page
+
+FORM_OVERHEAD = 1 * MiB  # room for the multipart framing and the other fields around an archive
+
+
+def home(request: Request) -> Response:
+    """The front page."""
+    participants = sum(1 for u in request.app.state.db.users() if u.role == PARTICIPANT)
+    return page(request, "home.html.j2", participants=participants)
+
+
+def health(request: Request) -> Response:
+    """``{"ok": true}`` once the server answers (for probes and proxies)."""
+    return JSONResponse({"ok": True})
+
+
+def make_app(folder: Path) -> ASGIApp:
+    """The whole server for data folder ``folder``, guards included."""
+    db = ServerDB(folder)
+    config = db.config()
+    app = Starlette(
+        routes=[Route("/", home, methods=["GET"]), Route("/api/health", health, methods=["GET"]), *accounts.ROUTES,
+                Mount("/static", StaticFiles(directory=STATIC), name="static")],
+        exception_handlers=EXCEPTION_HANDLERS,
+    )
+    app.state.db = db
+    largest = max([config.quotas.archive_bytes, *(u.quotas.archive_bytes for u in db.users())])
+    guarded = BodyLimit(app, largest + FORM_OVERHEAD)
+    return RateLimit(guarded, RateLimiter(config.rate_per_minute, config.rate_burst),
+                     RateLimiter(config.login_per_minute, config.login_per_minute))

@@ -1,0 +1,26 @@
+"""``arena server run``: the web application under uvicorn, with the background services."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from arena.server.config import ServerError
+
+log = logging.getLogger(__name__)
+
+
+def serve(folder: Path, *, host: str, port: int, workers: int | None, cluster: str | None) -> None:
+    """Serve ``folder``'s competition on ``host:port`` until SIGINT or SIGTERM."""
+    try:
+        import uvicorn
+    except ImportError:
+        raise ServerError("the server needs its extra: pip install -e '.[server]'") from None
+    from arena.server.app import make_app
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    app = make_app(folder)
+    config = uvicorn.Config(app, host=host, port=port, log_level="info", access_log=False, proxy_headers=True,
+                            forwarded_allow_ips="127.0.0.1", limit_concurrency=256, timeout_keep_alive=5)
+    print(f"serving {folder} on http://{host}:{port}/ (Ctrl-C stops)", flush=True)
+    uvicorn.Server(config).run()

@@ -1,0 +1,84 @@
+"""Slice 1: the data folder, accounts and tokens, the web login, rate and size limits."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+import pytest
+
+from arena.server import tokens
+
+from .conftest import Server, arena, last_line
+
+pytestmark = pytest.mark.integration
+
+
+def test_init_and_add_user_print_the_token_alone_on_the_last_line(make_server: Callable[..., Server]) -> None:
+    server = make_server()
+    organiser = server.tokens["organiser"]
+    alice = server.add_user("alice")
+    for token in (organiser, alice):
+        assert tokens.token_id(token) is not None, token
+    assert organiser != alice
+    # Only hashes are stored: neither token nor its secret appears in the database file.
+    raw = (server.folder / "server.sqlite").read_bytes()
+    for token in (organiser, alice):
+        assert token.encode() not in raw and token.split("_", 2)[2].encode() not in raw
+    rows = sqlite3.connect(server.folder / "server.sqlite").execute("SELECT name, role FROM users").fetchall()
+    assert sorted(rows) == [("alice", "participant"), ("organiser", "organiser")]
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["add-user", "{dir}", "alice"], "there is already an account named 'alice'"),
+    (["add-user", "{dir}", "../evil"], "account name '../evil' is not allowed"),
+    (["init", "{dir}"], "already holds a server"),
+    (["add-user", "{dir}/nowhere", "bob"], "not a server data folder"),
+    (["add-user", "{dir}", "bob", "--max-files", "0"], "--files must be positive"),
+])
+def test_bad_set_up_commands_say_why_in_one_line(make_server: Callable[..., Server], args: list[str],
+                                                  message: str) -> None:
+    server = make_server()
+    server.add_user("alice")
+    done = arena("server", *[a.format(dir=server.folder) for a in args], check=False)
+    assert done.returncode == 2
+    assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+def test_tokens_sessions_and_limits_on_a_running_server(make_server: Callable[..., Server]) -> None:
+    server = make_server("--rate-burst", "40", "--rate-per-minute", "60")
+    server.add_user("alice")
+    server.start()
+    with server.client("alice") as alice, server.client() as anonymous:
+        assert alice.get("/api/me").json()["name"] == "alice"
+        assert anonymous.get("/api/me").status_code == 401
+        wrong = server.tokens["alice"][:-1] + ("A" if server.tokens["alice"][-1] != "A" else "B")
+        for header in (f"Bearer {wrong}", "Bearer nonsense", "Basic abc", "Bearer"):
+            answer = anonymous.get("/api/me", headers={"Authorization": header})
+            assert answer.status_code == 401 and answer.json()["error"], header
+
+        # Web login with the token: a cookie session, then logout needs the form's anti-forgery value.
+        assert anonymous.post("/login", data={"token": wrong}).status_code == 401
+        answer = anonymous.post("/login", data={"token": server.tokens["alice"]})
+        assert answer.status_code == 303 and "arena_session" in anonymous.cookies
+        cookie = answer.headers["set-cookie"].lower()
+        assert "httponly" in cookie and "samesite=lax" in cookie
+        assert anonymous.get("/api/me").json()["name"] == "alice"
+        assert "alice (participant)" in anonymous.get("/").text
+        assert anonymous.post("/logout", data={"csrf": "forged"}).status_code == 403
+        csrf = anonymous.get("/").text.split('name="csrf" value="')[1].split('"')[0]
+        assert anonymous.post("/logout", data={"csrf": csrf}).status_code == 303
+        anonymous.cookies.clear()
+
+        # A body past the largest archive quota is refused before it is read.
+        big = anonymous.post("/api/me", content=b"x" * (7 * 1024 * 1024))
+        assert big.status_code == 413 and "too large" in big.json()["error"]
+
+        # The rate limit: a burst of 40, then 429 with Retry-After; another client is unaffected.
+        statuses = [alice.get("/api/me").status_code for _ in range(45)]
+        assert statuses.count(429) >= 1 and statuses[:30].count(200) == 30
+        limited = alice.get("/api/me")
+        assert limited.status_code == 429 and int(limited.headers["retry-after"]) >= 1
+        assert "too many requests" in limited.json()["error"]
+        with server.client("organiser") as organiser:
+            assert organiser.get("/api/me").json()["role"] == "organiser"
