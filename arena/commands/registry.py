@@ -9,7 +9,10 @@ from arena.commands.validate import add_limit_options, settings_from
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
-    """Validate a bot folder and store it in the registry (a no-op when it is unchanged)."""
+    """Validate a bot folder and store it in the registry (a no-op when it is unchanged), or
+    with ``--server`` upload it to a competition server."""
+    if args.server:
+        return _submit_remote(args)
     from arena.registry import ValidationFailed, submit
 
     try:
@@ -22,6 +25,33 @@ def cmd_submit(args: argparse.Namespace) -> int:
         print("\n".join(done.report.lines()))
     print(done.message)
     return 0
+
+
+def _submit_remote(args: argparse.Namespace) -> int:
+    """``arena submit --server URL --token T BOT_DIR [--wait]``."""
+    import os
+    from pathlib import Path
+
+    from arena.server.client import upload, wait_for_verdict
+
+    token = args.token or os.environ.get("ARENA_TOKEN")
+    if not token:
+        print("arena: not submitted: give --token TOKEN (or set ARENA_TOKEN)")
+        return 2
+    answer = upload(args.server, token, Path(args.bot_dir))
+    if answer.status != 201:
+        print(f"arena: not submitted: {answer.body.get('error', answer.status)}")
+        return 1
+    sid = answer.body["id"]
+    print(f"submitted {answer.body['bot']} version {answer.body['version']} as submission {sid} "
+          f"({answer.body['status']}); status: {args.server.rstrip('/')}/submissions/{sid}")
+    if not args.wait:
+        return 0
+    verdict = wait_for_verdict(args.server, token, sid)
+    status = verdict.body.get("status", verdict.body.get("error"))
+    reason = verdict.body.get("reason")
+    print(f"submission {sid}: {status}" + (f": {reason}" if reason else ""))
+    return 0 if status == "accepted" else 1
 
 
 def cmd_bots(args: argparse.Namespace) -> int:
@@ -58,6 +88,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     submit.add_argument("--registry", metavar="DIR",
                         help="registry folder (default: $ARENA_REGISTRY or ~/.local/share/sixty-six-arena/registry)")
     submit.add_argument("-v", "--verbose", action="store_true", help="print the validation report")
+    submit.add_argument("--server", metavar="URL", help="upload to this competition server instead (see "
+                        "docs/server.md); the server validates the bot")
+    submit.add_argument("--token", help="your token for --server (default: $ARENA_TOKEN)")
+    submit.add_argument("--wait", action="store_true", help="with --server: wait for the validation's verdict")
     add_limit_options(submit)
     submit.set_defaults(func=cmd_submit)
 

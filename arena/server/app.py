@@ -7,6 +7,7 @@ way of describing data without doing a job here.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from starlette.applications import Starlette
@@ -15,7 +16,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from arena.server import accounts
+from arena.server import accounts, submissions
 from arena.server.config import MiB
 from arena.server.db import PARTICIPANT, ServerDB
 from arena.server.guards import ASGIApp, BodyLimit, RateLimit, RateLimiter
@@ -35,16 +36,20 @@ def health(request: Request) -> Response:
     return JSONResponse({"ok": True})
 
 
-def make_app(folder: Path) -> ASGIApp:
-    """The whole server for data folder ``folder``, guards included."""
+def make_app(folder: Path, *, on_submission: Callable[[], None]) -> ASGIApp:
+    """The whole server for data folder ``folder``, guards included.
+
+    ``on_submission`` is called after each upload is queued (it wakes the validation queue).
+    """
     db = ServerDB(folder)
     config = db.config()
     app = Starlette(
-        routes=[Route("/", home, methods=["GET"]), Route("/api/health", health, methods=["GET"]), *accounts.ROUTES,
+        routes=[Route("/", home, methods=["GET"]), Route("/api/health", health, methods=["GET"]), *accounts.ROUTES, *submissions.ROUTES,
                 Mount("/static", StaticFiles(directory=STATIC), name="static")],
         exception_handlers=EXCEPTION_HANDLERS,
     )
     app.state.db = db
+    app.state.on_submission = on_submission
     largest = max([config.quotas.archive_bytes, *(u.quotas.archive_bytes for u in db.users())])
     guarded = BodyLimit(app, largest + FORM_OVERHEAD)
     return RateLimit(guarded, RateLimiter(config.rate_per_minute, config.rate_burst),

@@ -12,7 +12,7 @@ import json
 import secrets
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -52,6 +52,29 @@ MIGRATIONS: tuple[str, ...] = (
         what TEXT NOT NULL
     );
     """,
+    """
+    CREATE TABLE bots (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE COLLATE NOCASE,
+        owner_id INTEGER NOT NULL REFERENCES users(id),
+        disabled_reason TEXT,
+        created_at TEXT NOT NULL
+    );
+    CREATE TABLE submissions (
+        id INTEGER PRIMARY KEY,
+        bot_id INTEGER NOT NULL REFERENCES bots(id),
+        version INTEGER NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('queued', 'validating', 'accepted', 'rejected')),
+        archive_bytes INTEGER NOT NULL,
+        bot_path TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        finished_at TEXT,
+        report_json TEXT,
+        reason TEXT,
+        UNIQUE (bot_id, version)
+    );
+    CREATE INDEX submissions_by_status ON submissions (status, id);
+    """,
 )
 
 
@@ -78,6 +101,65 @@ class User:
     def organiser(self) -> bool:
         """Whether this account runs the competition."""
         return self.role == ORGANISER
+
+
+@dataclass(frozen=True, slots=True)
+class Bot:
+    """A participant's bot: its name is its owner's for good; versions are its submissions."""
+
+    id: int
+    name: str
+    owner_id: int
+    owner: str
+    disabled_reason: str | None
+
+    @property
+    def disabled(self) -> bool:
+        """Whether the organiser took it out of play."""
+        return self.disabled_reason is not None
+
+
+@dataclass(frozen=True, slots=True)
+class Submission:
+    """One upload: a new version of a bot, and where its validation stands."""
+
+    id: int
+    bot: str
+    bot_id: int
+    owner_id: int
+    owner: str
+    version: int
+    status: str
+    archive_bytes: int
+    bot_path: str
+    created_at: str
+    finished_at: str | None
+    reason: str | None
+    report: dict[str, Any] | None
+
+
+class OwnershipError(ServerError):
+    """A bot name that belongs to another participant."""
+
+    code = "ownership"
+
+
+_BOT_SELECT = "SELECT b.*, u.name AS owner FROM bots b JOIN users u ON u.id = b.owner_id"
+_SUBMISSION_SELECT = ("SELECT s.*, b.name AS bot, b.owner_id, u.name AS owner FROM submissions s "
+                      "JOIN bots b ON b.id = s.bot_id JOIN users u ON u.id = b.owner_id")
+
+
+def _bot(row: sqlite3.Row) -> Bot:
+    return Bot(row["id"], row["name"], row["owner_id"], row["owner"], row["disabled_reason"])
+
+
+def _submission(row: sqlite3.Row) -> Submission:
+    return Submission(
+        id=row["id"], bot=row["bot"], bot_id=row["bot_id"], owner_id=row["owner_id"], owner=row["owner"],
+        version=row["version"], status=row["status"], archive_bytes=row["archive_bytes"], bot_path=row["bot_path"],
+        created_at=row["created_at"], finished_at=row["finished_at"], reason=row["reason"],
+        report=json.loads(row["report_json"]) if row["report_json"] else None,
+    )
 
 
 def _user(row: sqlite3.Row) -> User:
@@ -257,3 +339,94 @@ class ServerDB:
         """Log a web session out."""
         with self.transaction() as db:
             db.execute("DELETE FROM sessions WHERE key_hash = ?", (tokens.fingerprint(key),))
+
+    # ------------------------------------------------------------------ bots and submissions
+
+    def bots(self) -> list[Bot]:
+        """Every bot, by name."""
+        return [_bot(r) for r in self.db.execute(_BOT_SELECT + " ORDER BY b.name")]
+
+    def bot(self, name: str) -> Bot | None:
+        """A bot by name (case-insensitive)."""
+        row = self.db.execute(_BOT_SELECT + " WHERE b.name = ?", (name,)).fetchone()
+        return None if row is None else _bot(row)
+
+    def submissions_since(self, user: User, since: datetime) -> int:
+        """How many submissions ``user`` made since ``since``."""
+        return int(self.db.execute(
+            "SELECT count(*) FROM submissions s JOIN bots b ON b.id = s.bot_id WHERE b.owner_id = ? "
+            "AND s.created_at >= ?", (user.id, stamp(since))).fetchone()[0])
+
+    def add_submission(self, user: User, bot_name: str, archive_bytes: int, place: Callable[[int], str]) -> Submission:
+        """Queue a new version of ``user``'s bot ``bot_name`` (created on its first upload).
+
+        ``place(id)`` moves the unpacked folder into place and returns its path (relative to
+        the data folder); it runs inside the transaction, so a failure stores nothing.
+        OwnershipError when another participant owns the name.
+        """
+        with self.transaction() as db:
+            row = db.execute("SELECT id, owner_id FROM bots WHERE name = ?", (bot_name,)).fetchone()
+            if row is None:
+                bot_id = db.execute("INSERT INTO bots (name, owner_id, created_at) VALUES (?, ?, ?)",
+                                    (bot_name, user.id, stamp())).lastrowid
+            elif row["owner_id"] != user.id:
+                raise OwnershipError(f"the bot name {bot_name!r} belongs to another participant: "
+                                     "rename yours in its bot.toml")
+            else:
+                bot_id = row["id"]
+            version = db.execute("SELECT coalesce(max(version), 0) + 1 FROM submissions WHERE bot_id = ?",
+                                 (bot_id,)).fetchone()[0]
+            sid = db.execute(
+                "INSERT INTO submissions (bot_id, version, status, archive_bytes, bot_path, created_at) "
+                "VALUES (?, ?, 'queued', ?, '', ?)", (bot_id, version, archive_bytes, stamp())).lastrowid
+            assert sid is not None
+            db.execute("UPDATE submissions SET bot_path = ? WHERE id = ?", (place(sid), sid))
+        found = self.submission(sid)
+        assert found is not None
+        return found
+
+    def submission(self, sid: int) -> Submission | None:
+        """A submission by id."""
+        row = self.db.execute(_SUBMISSION_SELECT + " WHERE s.id = ?", (sid,)).fetchone()
+        return None if row is None else _submission(row)
+
+    def submissions(self, owner_id: int | None = None, bot_id: int | None = None) -> list[Submission]:
+        """Submissions, newest first: all, or one owner's, or one bot's."""
+        where, args = [], []
+        if owner_id is not None:
+            where.append("b.owner_id = ?")
+            args.append(owner_id)
+        if bot_id is not None:
+            where.append("s.bot_id = ?")
+            args.append(bot_id)
+        sql = _SUBMISSION_SELECT + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY s.id DESC"
+        return [_submission(r) for r in self.db.execute(sql, args)]
+
+    def claim_queued(self) -> Submission | None:
+        """The oldest queued submission, now marked ``validating``; None when none waits."""
+        with self.transaction() as db:
+            row = db.execute("SELECT id FROM submissions WHERE status = 'queued' ORDER BY id LIMIT 1").fetchone()
+            if row is None:
+                return None
+            db.execute("UPDATE submissions SET status = 'validating' WHERE id = ?", (row["id"],))
+        return self.submission(row["id"])
+
+    def requeue_interrupted(self) -> int:
+        """Put submissions a stopped server left ``validating`` back in the queue; returns how many."""
+        with self.transaction() as db:
+            return db.execute("UPDATE submissions SET status = 'queued' WHERE status = 'validating'").rowcount
+
+    def finish_submission(self, sid: int, accepted: bool, report: dict[str, Any] | None, reason: str | None) -> None:
+        """Record the verdict of a validation."""
+        with self.transaction() as db:
+            db.execute("UPDATE submissions SET status = ?, report_json = ?, reason = ?, finished_at = ? WHERE id = ?",
+                       ("accepted" if accepted else "rejected", json.dumps(report) if report is not None else None,
+                        reason, stamp(), sid))
+
+    def active_versions(self) -> list[Submission]:
+        """For each bot not disabled, its newest accepted submission: what the ladder plays."""
+        rows = self.db.execute(
+            _SUBMISSION_SELECT + " WHERE s.status = 'accepted' AND b.disabled_reason IS NULL AND s.version = "
+            "(SELECT max(version) FROM submissions t WHERE t.bot_id = s.bot_id AND t.status = 'accepted') "
+            "ORDER BY b.name")
+        return [_submission(r) for r in rows]

@@ -17,10 +17,17 @@ def serve(folder: Path, *, host: str, port: int, workers: int | None, cluster: s
     except ImportError:
         raise ServerError("the server needs its extra: pip install -e '.[server]'") from None
     from arena.server.app import make_app
+    from arena.server.validator import ValidationQueue
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    app = make_app(folder)
+    validation = ValidationQueue(folder)
+    app = make_app(folder, on_submission=validation.wake.set)
     config = uvicorn.Config(app, host=host, port=port, log_level="info", access_log=False, proxy_headers=True,
                             forwarded_allow_ips="127.0.0.1", limit_concurrency=256, timeout_keep_alive=5)
     print(f"serving {folder} on http://{host}:{port}/ (Ctrl-C stops)", flush=True)
-    uvicorn.Server(config).run()
+    validation.start()
+    try:
+        uvicorn.Server(config).run()
+    finally:
+        validation.stop()
+        validation.join(timeout=5)
