@@ -6,6 +6,7 @@ import io
 import tarfile
 import warnings
 import zipfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from arena.server.archive import pack
@@ -40,7 +41,7 @@ def bot_targz(name: str, source: str = "random") -> bytes:
         return pack(bot_folder(Path(tmp), name, source), lambda part: part == "__pycache__")
 
 
-def targz(entries: list[tarfile.TarInfo | tuple[str, bytes]]) -> bytes:
+def targz(entries: Sequence[tarfile.TarInfo | tuple[str, bytes]]) -> bytes:
     """A .tar.gz of ``(name, data)`` files and ready-made special members, in order."""
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
