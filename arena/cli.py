@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "arena.commands.report",
     "arena.commands.tournament",
     "arena.commands.server",
+    "arena.commands.deals",
 )
 
 

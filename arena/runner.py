@@ -34,6 +34,7 @@ from arena.matchplay import MatchSettings, SessionPool, play_match
 from arena.referee import MatchOutcome
 from arena.schedule import Pair, schedule
 from arena.tournament import ConfigError, TournamentConfig
+from results.deals import DealMode, Deals, new_key
 from results.ratings import PairResults, Rating, RatingEnv, ScheduleRater
 from results.store import DB_NAME, Store
 
@@ -260,16 +261,22 @@ def open_tournament(config: TournamentConfig) -> tuple[Store, int, list[Pair], l
     prints = [fingerprint(m.bot_dir) for m in manifests]
     store = Store(db_path, create=True)
     try:
-        pairs = schedule(len(manifests), config.format, config.pairs_per_pairing, config.seed)
         if not store.has_tournament():
+            deals = Deals.secret(new_key()) if config.deals is DealMode.SECRET else Deals.public(config.seed)
+            pairs = schedule(len(manifests), config.format, config.pairs_per_pairing, deals)
             entrants = [
                 {"name": m.name, "version": m.version, "fingerprint": fp, "path": str(m.bot_dir), "label": label}
                 for m, fp, label in zip(manifests, prints, labels)
             ]
             tid = store.create_tournament(config.name, config.seed, config.to_dict(), entrants,
-                                          [(p.index, p.a, p.b, p.seed) for p in pairs])
+                                          [(p.index, p.a, p.b, p.seed) for p in pairs], deal_key=deals.key)
         else:
             tid = _check_resume(store, config, prints)
+            deals = store.deals(tid)
+            if deals.mode is not config.deals:
+                raise ConfigError(f"{out}: the tournament's settings say {config.deals} deals, but its store "
+                                  f"holds {deals.mode} ones; the store was changed by hand")
+            pairs = schedule(len(manifests), config.format, config.pairs_per_pairing, deals)
     except BaseException:
         store.close()
         raise

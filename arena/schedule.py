@@ -1,4 +1,4 @@
-"""Tournament formats -> pairs of matches with seeds derived from the tournament seed.
+"""Tournament formats -> pairs of matches, each with its deal seed (see ``results.deals``).
 
 A **pair** is the unit of scheduling: the same decks played twice with the seats swapped
 (half 0: ``a`` in seat 0; half 1: ``b`` in seat 0). Both halves share one match seed, so
@@ -8,10 +8,11 @@ so a tournament stopped early is still balanced. Ratings are computed in this or
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from enum import StrEnum
 from itertools import combinations
+
+from results.deals import Deals
 
 
 class Format(StrEnum):
@@ -40,12 +41,6 @@ class Pair:
         return f"p{self.index:05d}h{half}"
 
 
-def derive_seed(tournament_seed: int, *labels: object) -> int:
-    """A 63-bit seed derived from the tournament seed and labels (stable across runs and machines)."""
-    text = ":".join([str(tournament_seed), *map(str, labels)])
-    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") >> 1
-
-
 def pairings(n_entrants: int, fmt: Format | str) -> list[tuple[int, int]]:
     """Who meets whom once per round: every two entrants, or entrant 0 against each other."""
     fmt = Format(fmt)
@@ -56,14 +51,14 @@ def pairings(n_entrants: int, fmt: Format | str) -> list[tuple[int, int]]:
     return list(combinations(range(n_entrants), 2))
 
 
-def schedule(n_entrants: int, fmt: Format | str, pairs_per_pairing: int, seed: int) -> list[Pair]:
-    """Every pair of the tournament, in schedule order."""
+def schedule(n_entrants: int, fmt: Format | str, pairs_per_pairing: int, deals: Deals) -> list[Pair]:
+    """Every pair of the tournament in schedule order, with the seed ``deals`` gives it."""
     if pairs_per_pairing < 1:
         raise ValueError(f"pairs_per_pairing must be at least 1, got {pairs_per_pairing}")
     rounds = pairs_per_pairing * (2 if Format(fmt) is Format.DOUBLE_ROUND_ROBIN else 1)
-    pairs = []
+    pairs: list[Pair] = []
     for _ in range(rounds):
         for a, b in pairings(n_entrants, fmt):
             index = len(pairs)
-            pairs.append(Pair(index, a, b, derive_seed(seed, "pair", index)))
+            pairs.append(Pair(index, a, b, deals.pair_seed(index)))
     return pairs

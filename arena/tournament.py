@@ -6,6 +6,7 @@ A tournament file looks like this (every key but ``bots`` is optional)::
     format = "round_robin"        # round_robin | double_round_robin | gauntlet
     pairs_per_pairing = 2         # each pair = the same decks twice, seats swapped
     seed = 7
+    deals = "secret"              # secret (a key per tournament, revealed after) | public (from seed)
     concurrency = 2               # parallel pairs (default: the number of CPUs)
     output = "arena-out/demo"     # relative to this file
     fault_policy = "strict"       # strict | lenient
@@ -48,8 +49,9 @@ from arena.errors import ArenaError
 from arena.faults import FaultPolicy
 from arena.registry import is_validated, resolve
 from arena.schedule import Format
+from results.deals import DealMode
 
-_TOP_KEYS = {"name", "format", "pairs_per_pairing", "seed", "concurrency", "output", "fault_policy",
+_TOP_KEYS = {"name", "format", "pairs_per_pairing", "seed", "deals", "concurrency", "output", "fault_policy",
              "sandbox", "fresh", "rules", "time_control", "bots", "cluster", "registry", "allow_unvalidated"}
 _TIME_KEYS = {"time_limit_ms", "bank_ms", "handshake_ms"}
 _BOT_KEYS = {"path", "name", "registry"}
@@ -78,6 +80,7 @@ class TournamentConfig:
     format: Format = Format.ROUND_ROBIN
     pairs_per_pairing: int = 1
     seed: int = 1
+    deals: DealMode = DealMode.SECRET
     concurrency: int = field(default_factory=lambda: os.cpu_count() or 1)
     output: Path = Path("arena-out")
     fault_policy: FaultPolicy = FaultPolicy.STRICT
@@ -102,6 +105,7 @@ class TournamentConfig:
             "format": str(self.format),
             "pairs_per_pairing": self.pairs_per_pairing,
             "seed": self.seed,
+            "deals": str(self.deals),
             "rules": self.rules.to_dict(),
             "fault_policy": str(self.fault_policy),
             "time_control": {"time_limit_ms": self.time_control.time_limit_ms, "bank_ms": self.time_control.bank_ms,
@@ -133,6 +137,7 @@ class TournamentConfig:
             format=Format(data["format"]),
             pairs_per_pairing=data["pairs_per_pairing"],
             seed=data["seed"],
+            deals=DealMode(data.get("deals", DealMode.PUBLIC)),  # stored before secret deals existed
             concurrency=data["concurrency"],
             output=Path(data["output"]),
             fault_policy=FaultPolicy(data["fault_policy"]),
@@ -231,6 +236,7 @@ def config_from_dict(data: dict[str, Any], *, where: str, base: Path) -> Tournam
         format=_choice(where, "format", data.get("format", "round_robin"), Format),
         pairs_per_pairing=_positive(where, "pairs_per_pairing", data.get("pairs_per_pairing", 1)),
         seed=_expect(where, "seed", data.get("seed", 1), int, "an integer"),
+        deals=_choice(where, "deals", data.get("deals", "secret"), DealMode),
         concurrency=_positive(where, "concurrency", data.get("concurrency", os.cpu_count() or 1)),
         output=(base / _expect(where, "output", data.get("output", "arena-out"), str, "a folder path")).resolve(),
         fault_policy=_choice(where, "fault_policy", data.get("fault_policy", "strict"), FaultPolicy),

@@ -53,6 +53,8 @@ class Leaderboard:
     pairs_done: int
     standings: list[Standing]
     crosstable: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
+    deals: str = "secret"
+    deal_commitment: str | None = None  # sha256 of the secret deal key; None for public deals
 
     def to_dict(self) -> dict[str, Any]:
         """JSON export (with a schema version, as every export carries)."""
@@ -63,7 +65,16 @@ class Leaderboard:
             "pairs_done": self.pairs_done,
             "standings": [asdict(s) for s in self.standings],
             "crosstable": self.crosstable,
+            "deals": self.deals,
+            "deal_commitment": self.deal_commitment,
         }
+
+    def deals_line(self) -> str:
+        """What the deals were, for people: committed to in advance, or predictable."""
+        if self.deal_commitment is None:
+            return ("deals: PUBLIC, derived from the tournament seed and predictable by anyone who knows "
+                    "or guesses it (a development run)")
+        return f"deals: secret, committed to in advance as sha256(key) = {self.deal_commitment}"
 
     def to_json(self) -> str:
         """The JSON text."""
@@ -92,7 +103,7 @@ class Leaderboard:
                  for r in [header, *rows]]
         lines.insert(1, "-" * len(lines[0]))
         title = f"{self.tournament}: {self.pairs_done}/{self.pairs_total} pairs"
-        return "\n".join([title, *lines])
+        return "\n".join([title, self.deals_line(), *lines])
 
     def crosstable_text(self) -> str:
         """Head-to-head score % (row against column) with match counts."""
@@ -154,6 +165,7 @@ def build_leaderboard(store: Store, env: RatingEnv | None = None) -> Leaderboard
     for row in store.think_times(tid):
         times[row["entrant"]].extend(json.loads(row["times_ms_json"]))
     ratings = rate_in_schedule_order(env, n, list(by_pair.items()))
+    deals = store.deals(tid)
     standings = []
     for e, entrant in enumerate(entrants):
         played = wins[e] + losses[e]
@@ -175,4 +187,6 @@ def build_leaderboard(store: Store, env: RatingEnv | None = None) -> Leaderboard
         pairs_done=len(store.finished_pairs(tid)),
         standings=standings,
         crosstable=cross,
+        deals=str(deals.mode),
+        deal_commitment=deals.commitment,
     )

@@ -4,6 +4,11 @@ WAL, one writer, ``BEGIN IMMEDIATE`` around every write, one transaction per fin
 (both matches with their hands, faults and think times, plus the rating snapshots the pair
 made possible). Schema changes are numbered migrations recorded in ``PRAGMA user_version``;
 ``PRAGMA application_id`` marks the file as ours so a foreign database is refused.
+
+Match seeds are 128-bit integers under secret deals, wider than SQLite's INTEGER, so they are
+stored as decimal text in columns declared ``SEEDTEXT`` (text affinity), which this module's
+connections read back as ``int``. A tournament's secret deal key lives in ``deal_keys``, read
+only through ``deals()``; a store holding one is made readable by its owner only.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from .deals import Deals
 from .errors import StoreError
 
 log = logging.getLogger(__name__)
@@ -140,7 +146,25 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         """,
         "CREATE INDEX faults_by_entrant ON faults (entrant)",
     ),
+    (  # 2: secret deals. Seeds become SEEDTEXT (128-bit); the key gets its own table (no key: public deals).
+        "ALTER TABLE pairs ADD COLUMN seed_text SEEDTEXT NOT NULL DEFAULT ''",
+        "UPDATE pairs SET seed_text = CAST(seed AS TEXT)",
+        "ALTER TABLE pairs DROP COLUMN seed",
+        "ALTER TABLE pairs RENAME COLUMN seed_text TO seed",
+        "ALTER TABLE matches ADD COLUMN seed_text SEEDTEXT NOT NULL DEFAULT ''",
+        "UPDATE matches SET seed_text = CAST(seed AS TEXT)",
+        "ALTER TABLE matches DROP COLUMN seed",
+        "ALTER TABLE matches RENAME COLUMN seed_text TO seed",
+        """
+        CREATE TABLE deal_keys (
+            tournament_id INTEGER PRIMARY KEY REFERENCES tournaments(id),
+            key BLOB NOT NULL CHECK (length(key) = 32)
+        )
+        """,
+    ),
 )
+
+sqlite3.register_converter("SEEDTEXT", int)  # int(b"123") == 123
 
 
 _SQLITE_HEADER = b"SQLite format 3\x00"
@@ -197,9 +221,11 @@ class Store:
         self._check_file()
         try:
             if readonly:
-                self.db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, isolation_level=None, timeout=10)
+                self.db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, isolation_level=None, timeout=10,
+                                          detect_types=sqlite3.PARSE_DECLTYPES)
             else:
-                self.db = sqlite3.connect(self.path, isolation_level=None, timeout=10)
+                self.db = sqlite3.connect(self.path, isolation_level=None, timeout=10,
+                                          detect_types=sqlite3.PARSE_DECLTYPES)
             self.db.row_factory = sqlite3.Row
             self._check_identity()
             self._configure(readonly)
@@ -347,14 +373,20 @@ class Store:
     # ------------------------------------------------------------------ set-up
 
     def create_tournament(self, name: str, seed: int, config: dict[str, Any],
-                          entrants: list[dict[str, str]], pairs: list[tuple[int, int, int, int]]) -> int:
-        """Store a new tournament, its entrants (bots) and its whole schedule; returns its id."""
+                          entrants: list[dict[str, str]], pairs: list[tuple[int, int, int, int]],
+                          deal_key: bytes | None = None) -> int:
+        """Store a new tournament, its entrants (bots), its whole schedule and its secret deal key
+        (None: public deals); returns its id."""
+        if deal_key is not None:
+            self._owner_only()
         with self.transaction() as db:
             tid = db.execute(
                 "INSERT INTO tournaments (name, seed, config_json, created_at) VALUES (?, ?, ?, ?)",
                 (name, seed, json.dumps(config, sort_keys=True), _now()),
             ).lastrowid
             assert tid is not None
+            if deal_key is not None:
+                db.execute("INSERT INTO deal_keys (tournament_id, key) VALUES (?, ?)", (tid, deal_key))
             for index, bot in enumerate(entrants):
                 db.execute(
                     "INSERT OR IGNORE INTO bots (name, version, fingerprint, path) VALUES (?, ?, ?, ?)",
@@ -368,9 +400,16 @@ class Store:
                            (tid, index, bot_id, bot["label"]))
             db.executemany(
                 "INSERT INTO pairs (tournament_id, pair_index, entrant_a, entrant_b, seed) VALUES (?, ?, ?, ?, ?)",
-                [(tid, index, a, b, seed_) for index, a, b, seed_ in pairs],
+                [(tid, index, a, b, str(seed_)) for index, a, b, seed_ in pairs],
             )
         return int(tid)
+
+    def _owner_only(self) -> None:
+        """Make the database (and its WAL and shared-memory files) readable by its owner only."""
+        for suffix in ("", "-wal", "-shm"):
+            part = self.path.with_name(self.path.name + suffix)
+            if part.exists():
+                part.chmod(0o600)
 
     # ------------------------------------------------------------------ reads
 
@@ -384,6 +423,17 @@ class Store:
         if row is None:
             raise StoreError(f"{self.path}: holds no tournament")
         return row
+
+    def deals(self, tid: int) -> Deals:
+        """Where the tournament's deals come from: its secret key, or (no key stored, as in stores
+        made before keys existed) its public seed."""
+        row = self.db.execute("SELECT key FROM deal_keys WHERE tournament_id = ?", (tid,)).fetchone()
+        if row is not None:
+            return Deals.secret(bytes(row[0]))
+        seed = self.db.execute("SELECT seed FROM tournaments WHERE id = ?", (tid,)).fetchone()
+        if seed is None:
+            raise StoreError(f"{self.path}: holds no tournament {tid}")
+        return Deals.public(seed[0])
 
     def entrants(self, tid: int) -> list[sqlite3.Row]:
         """Entrants with their bots, by entrant number."""
@@ -476,7 +526,7 @@ class Store:
         row = db.execute(
             "INSERT INTO matches (tournament_id, pair_index, half, match_id, seed, seat0, seat1, winner_seat, "
             "score0, score1, forfeit, void, hands, interrupted_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (tid, pair_index, half, outcome["match_id"], outcome["seed"], seats[0], seats[1], outcome["winner"],
+            (tid, pair_index, half, outcome["match_id"], str(outcome["seed"]), seats[0], seats[1], outcome["winner"],
              outcome["score"][0], outcome["score"][1], int(outcome["forfeit"]), int(outcome["void"]),
              len(outcome["results"]), json.dumps(interrupted) if interrupted else None),
         ).lastrowid

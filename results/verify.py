@@ -1,72 +1,204 @@
-"""Re-simulate every stored hand through the engine and report any mismatch."""
+"""Replay every stored match through the engine and report anything it does not reproduce.
+
+Each match is replayed through ``Match(rules, seed)`` with its recorded actions: every hand's
+deck and dealer must be the ones the seed and the match flow give, every action legal, every
+stored hand result, the score and the winner the engine's own. The seeds themselves are
+re-derived from the deal source: the public tournament seed, or, given the revealed key, the
+secret key (checked first against the published commitment).
+"""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import sqlite3
+from dataclasses import dataclass, field
+from typing import Any
 
-from arena.engine import Hand, HandResult, IllegalAction, Rules, first_dealer, match_deck
+from arena.engine import HandResult, IllegalAction, Match, Rules
 
+from .deals import Deals, DealMode, commitment
 from .store import Store
 
 
 @dataclass(frozen=True, slots=True)
 class Mismatch:
-    """A stored hand or match that the engine does not reproduce."""
+    """A stored pair, match or hand that the engine or the deal source does not reproduce."""
 
     match_id: str
     hand_index: int | None
     problem: str
 
+    def describe(self) -> str:
+        """One line for people: where, then what."""
+        where = self.match_id + (f" hand {self.hand_index + 1}" if self.hand_index is not None else "")
+        return f"{where}: {self.problem}"
 
-def verify(store: Store) -> tuple[int, list[Mismatch]]:
-    """(hands checked, mismatches) over the whole tournament."""
-    tid = store.tournament()["id"]
-    problems: list[Mismatch] = []
-    checked = 0
+
+@dataclass(slots=True)
+class Verification:
+    """What ``verify`` checked and what it found."""
+
+    hands: int = 0
+    matches: int = 0
+    deals: str = ""
+    problems: list[Mismatch] = field(default_factory=list)
+
+
+def verify(store: Store, key: bytes | None = None, published: str | None = None) -> Verification:
+    """Check the whole tournament; ``key`` is the revealed deal key, ``published`` the commitment
+    read from an export (``leaderboard.json``), both optional."""
+    tournament = store.tournament()
+    tid = tournament["id"]
+    config = json.loads(tournament["config_json"])
+    rules = Rules(**config.get("rules", {}))
+    report = Verification()
+    source = _deal_source(store.deals(tid), key, published, report)
+    pair_seeds = {}
+    for pair in store.pairs(tid):
+        pair_seeds[pair["pair_index"]] = pair["seed"]
+        if source is not None and pair["seed"] != source.pair_seed(pair["pair_index"]):
+            report.problems.append(Mismatch(f"pair {pair['pair_index']}", None,
+                                            "the stored seed is not the one the deal source derives"))
     for match in store.matches(tid):
-        score = [0, 0]
-        carry = 0
-        rules = None
-        for row in store.hands(match["id"]):
-            checked += 1
-            record = json.loads(row["record_json"])
-            where = (match["match_id"], row["hand_index"])
-            if record["deck"] != match_deck(match["seed"], row["hand_index"]):
-                problems.append(Mismatch(*where, "the deck is not the one the match seed derives"))
+        report.matches += 1
+        seed = pair_seeds.get(match["pair_index"])
+        if match["seed"] != seed:
+            report.problems.append(Mismatch(match["match_id"], None, "the match seed is not its pair's seed"))
+        if source is not None:
+            seed = source.pair_seed(match["pair_index"])
+        replay = _Replay(match, rules, match["seed"] if seed is None else seed)
+        report.hands += replay.run(store.hands(match["id"]))
+        report.problems.extend(replay.problems)
+    return report
+
+
+def _deal_source(deals: Deals, key: bytes | None, published: str | None, report: Verification) -> Deals | None:
+    """The source to re-derive seeds from (None: secret deals without the key); notes what was checked."""
+    if published is not None and published != deals.commitment:
+        report.problems.append(Mismatch("tournament", None, f"the published deal commitment {published} is not "
+                                                            f"the one of the stored key ({deals.commitment})"))
+    if key is None:
+        if deals.mode is DealMode.PUBLIC:
+            report.deals = f"public deals: every seed re-derived from the tournament seed {deals.seed}"
+            return deals
+        report.deals = ("secret deals: decks checked against the stored seeds only; pass --key (see "
+                        "'arena reveal') to re-derive every deck from the key")
+        return None
+    if deals.mode is DealMode.PUBLIC:
+        report.problems.append(Mismatch("tournament", None, "its deals are public: there is no key to check"))
+        report.deals = "public deals: the key was not used"
+        return None
+    if commitment(key) != deals.commitment:
+        report.problems.append(Mismatch("tournament", None, f"wrong key: its sha256 {commitment(key)} is not the "
+                                                            f"deal commitment {deals.commitment}"))
+        report.deals = "secret deals: the key does not match the commitment, so no deck was derived from it"
+        return None
+    report.deals = f"secret deals: the key matches the commitment {deals.commitment}; every seed re-derived from it"
+    return Deals.secret(key)
+
+
+class _Replay:
+    """One stored match driven through an engine ``Match`` on its seed."""
+
+    def __init__(self, match: sqlite3.Row, rules: Rules, seed: int) -> None:
+        self.row = match
+        self.rules = rules
+        self.engine = Match(rules, seed=seed)
+        self.problems: list[Mismatch] = []
+
+    def _fail(self, hand_index: int | None, problem: str) -> None:
+        self.problems.append(Mismatch(self.row["match_id"], hand_index, problem))
+
+    def run(self, hands: list[sqlite3.Row]) -> int:
+        """Replay the stored hands, then check the score and winner; returns the hands replayed."""
+        replayed = 0
+        for row in hands:
+            if not self._hand(row["hand_index"], json.loads(row["record_json"]), _stored_result(row)):
+                break
+            replayed += 1
+        else:
+            interrupted = self.row["interrupted_json"]
+            if interrupted and self._deal_matches(self.engine.hand_index, json.loads(interrupted)):
+                self._actions(self.engine.hand_index, json.loads(interrupted)["actions"], finishes=False)
+            self._outcome(len(hands))
+        return replayed
+
+    def _hand(self, index: int, record: dict[str, Any], stored: HandResult | None) -> bool:
+        """Replay one finished hand; False if the match cannot be followed beyond it."""
+        engine = self.engine
+        if engine.is_over:
+            self._fail(index, "a hand stored after the match was over")
+            return False
+        if index != engine.hand_index:
+            self._fail(index, f"stored as hand {index + 1}, the engine is at hand {engine.hand_index + 1}")
+            return False
+        if not self._deal_matches(index, record):
+            return False
+        result = self._actions(index, record["actions"], finishes=True)
+        if result is None:
+            return False
+        if result != stored:
+            self._fail(index, f"stored {stored}, the engine gives {result}")
+        return True
+
+    def _deal_matches(self, index: int, record: dict[str, Any]) -> bool:
+        hand = self.engine.hand
+        if not isinstance(record, dict) or not isinstance(record.get("actions"), list):
+            self._fail(index, "the hand record is malformed")
+        elif record.get("rules", {}) != self.rules.to_dict():
+            self._fail(index, f"recorded under rules {record.get('rules')}, the tournament's are {self.rules.to_dict()}")
+        elif record.get("deck") != list(hand.deck):
+            self._fail(index, "the deck is not the one the match seed derives")
+        elif record.get("dealer") != hand.dealer:
+            self._fail(index, f"dealer {record.get('dealer')} stored, the match flow gives {hand.dealer}")
+        else:
+            return True
+        return False
+
+    def _actions(self, index: int, actions: list[Any], *, finishes: bool) -> HandResult | None:
+        """Apply a hand's recorded actions; the result if they finish it as ``finishes`` says."""
+        result = None
+        for i, action in enumerate(actions):
+            if result is not None:
+                self._fail(index, f"action {i} comes after the hand was over")
+                return None
             try:
-                hand = Hand.replay(record)
+                result = self.engine.apply(action)
             except IllegalAction as exc:
-                problems.append(Mismatch(*where, f"the record does not replay: {exc}"))
-                continue
-            rules = hand.rules
-            if row["hand_index"] == 0 and record["dealer"] != first_dealer(match["seed"], rules):
-                problems.append(Mismatch(*where, "the first dealer is not the one the match seed derives"))
-            stored = HandResult.from_dict({
-                "winner": row["winner_seat"], "game_points": row["game_points"], "reason": row["reason"],
-                "totals": [row["total0"], row["total1"]], "tricks": [row["tricks0"], row["tricks1"]],
-            })
-            if hand.result != stored:
-                problems.append(Mismatch(*where, f"stored {stored}, the engine gives {hand.result}"))
-                continue
-            assert hand.result is not None
-            if hand.result.winner is None:
-                carry = _next_carry(rules, carry)
-            else:
-                score[hand.result.winner] += hand.result.game_points + carry
-                carry = 0
-        if [match["score0"], match["score1"]] != score:
-            problems.append(Mismatch(match["match_id"], None,
-                                     f"stored score {match['score0']}-{match['score1']}, hands add up to "
-                                     f"{score[0]}-{score[1]}"))
-        target = (rules or Rules()).match_target
-        if not match["forfeit"] and not match["void"] and match["winner_seat"] is not None:
-            if score[match["winner_seat"]] < target:
-                problems.append(Mismatch(match["match_id"], None, "the stored winner never reached the target"))
-    return checked, problems
+                self._fail(index, f"the record does not replay at action {i}: {exc}")
+                return None
+        if finishes and result is None:
+            self._fail(index, "the record stops before the hand is over")
+        elif not finishes and result is not None:
+            self._fail(index, "the interrupted hand is in fact over")
+        return result
+
+    def _outcome(self, stored_hands: int) -> None:
+        row, engine = self.row, self.engine
+        score = (row["score0"], row["score1"])
+        if score != engine.score:
+            self._fail(None, f"stored score {score[0]}-{score[1]}, the hands add up to "
+                             f"{engine.score[0]}-{engine.score[1]}")
+        if row["hands"] != stored_hands:
+            self._fail(None, f"says {row['hands']} hands, {stored_hands} are stored")
+        winner = row["winner_seat"]
+        if row["void"]:
+            if winner is not None:
+                self._fail(None, "a void match has a winner")
+        elif row["forfeit"]:
+            if winner is None or engine.is_over:
+                self._fail(None, "a forfeit needs a winner and a match that was not over")
+        elif not engine.is_over:
+            self._fail(None, "the match stops before a seat reached the target, without a forfeit")
+        elif winner != engine.winner:
+            self._fail(None, f"stored winner seat {winner}, the engine gives seat {engine.winner}")
 
 
-def _next_carry(rules: Rules, carry: int) -> int:
-    if rules.tie_rule == "carry_accumulate":
-        return carry + 1
-    return 1 if rules.tie_rule == "carry_max1" else 0
+def _stored_result(row: sqlite3.Row) -> HandResult | None:
+    try:
+        return HandResult.from_dict({
+            "winner": row["winner_seat"], "game_points": row["game_points"], "reason": row["reason"],
+            "totals": [row["total0"], row["total1"]], "tricks": [row["tricks0"], row["tricks1"]],
+        })
+    except (ValueError, TypeError, KeyError):
+        return None

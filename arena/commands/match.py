@@ -1,4 +1,5 @@
-"""``arena match``: one match between two bot folders as sandboxed processes."""
+"""``arena match``: one match between two bot folders as sandboxed processes (a development command:
+its deals are public, from ``--seed``, which the game id names)."""
 
 from __future__ import annotations
 
@@ -36,7 +37,8 @@ def cmd_match(args: argparse.Namespace) -> int:
     names = outcome.names
     if names[0] == names[1]:
         names = (f"{names[0]}#0", f"{names[1]}#1")
-    print(f"{names[0]} (seat 0) vs {names[1]} (seat 1), seed {args.seed}")
+    print(f"{names[0]} (seat 0) vs {names[1]} (seat 1), seed {args.seed} (public deals: the game id names the "
+          f"seed, so a bot can predict every card; tournaments deal from a secret key)")
     for i, record in enumerate(outcome.records):
         first, *rest = hand_lines(record, names)
         print(f"\nHand {i + 1}: {first}")
@@ -60,10 +62,12 @@ def cmd_match(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the subcommand."""
-    match = sub.add_parser("match", help="play one match between two bot folders as separate processes")
+    match = sub.add_parser("match", help="play one match between two bot folders as separate processes (public, "
+                                         "predictable deals from --seed; for development)")
     match.add_argument("bot_a", metavar="BOT_DIR", help="bot folder with bot.toml (seat 0)")
     match.add_argument("bot_b", metavar="BOT_DIR", help="bot folder with bot.toml (seat 1)")
-    match.add_argument("--seed", type=int, default=1, help="match seed (default 1)")
+    match.add_argument("--seed", type=int, default=1, help="match seed (default 1); the deals are public: the "
+                                                                  "game id names the seed, so bots can predict them")
     match.add_argument("--json", action="store_true", help="print the outcome as JSON")
     add_rules_option(match)
     match.add_argument("--time-limit-ms", type=int, default=1000, help="per-decision limit (default 1000)")

@@ -33,6 +33,7 @@ def _config_from_args(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     from arena.faults import FaultPolicy
     from arena.schedule import Format
     from arena.tournament import BotEntry, ConfigError, TournamentConfig, load_config
+    from results.deals import DealMode
 
     if args.file:
         config = load_config(args.file)
@@ -49,6 +50,7 @@ def _config_from_args(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     return config.with_overrides(
         output=Path(args.out).absolute() if args.out else None,
         seed=args.seed,
+        deals=DealMode.PUBLIC if args.public_deals else None,
         pairs_per_pairing=args.pairs,
         format=Format(args.format) if args.format else None,
         concurrency=args.concurrency,
@@ -141,17 +143,30 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    """Re-simulate every stored hand through the engine; exit 1 on any mismatch."""
+    """Replay every stored match through the engine (and the deals from the key); exit 1 on any mismatch."""
+    from results.deals import parse_key
     from results.store import DB_NAME, Store
     from results.verify import verify
 
-    with Store(Path(args.dir) / DB_NAME, readonly=True) as store:
-        checked, problems = verify(store)
-    for problem in problems:
-        where = problem.match_id + (f" hand {problem.hand_index + 1}" if problem.hand_index is not None else "")
-        print(f"MISMATCH {where}: {problem.problem}")
-    print(f"{checked} hands re-simulated, {len(problems)} mismatches")
-    return 1 if problems else 0
+    out = Path(args.dir)
+    key = None if args.key is None else parse_key(args.key)
+    with Store(out / DB_NAME, readonly=True) as store:
+        report = verify(store, key, published=_published_commitment(out))
+    for problem in report.problems:
+        print(f"MISMATCH {problem.describe()}")
+    print(report.deals)
+    print(f"{report.matches} matches and {report.hands} hands re-simulated, {len(report.problems)} mismatches")
+    return 1 if report.problems else 0
+
+
+def _published_commitment(out: Path) -> str | None:
+    """The deal commitment in OUT/leaderboard.json, if that export exists and names one."""
+    try:
+        board = json.loads((out / "leaderboard.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    value = board.get("deal_commitment") if isinstance(board, dict) else None
+    return value if isinstance(value, str) else None
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -160,7 +175,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     run.add_argument("file", nargs="?", help="tournament file (TOML); docs/tournaments.md lists the keys")
     run.add_argument("--bots", nargs="+", metavar="BOT_DIR", help="bot folders (without a tournament file)")
     run.add_argument("--out", help="output folder (results database, logs, exports)")
-    run.add_argument("--seed", type=int, help="tournament seed")
+    run.add_argument("--seed", type=int, help="tournament seed (sets the deals only with --public-deals)")
+    run.add_argument("--public-deals", action="store_true",
+                     help="derive the deals from the seed: reproducible, but predictable by anyone (development "
+                          "only; the default is a secret key per tournament, see 'arena reveal')")
     run.add_argument("--pairs", type=int, help="pairs per pairing (each pair = 2 matches, seats swapped)")
     run.add_argument("--format", choices=["round_robin", "double_round_robin", "gauntlet"])
     run.add_argument("--concurrency", type=int, help="pairs played at once (default: CPU count)")
@@ -197,7 +215,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     show.add_argument("match", metavar="MATCH", help="match id, e.g. p00003h1")
     show.set_defaults(func=cmd_show)
 
-    verify = sub.add_parser("verify", help="re-simulate every stored hand and report mismatches")
+    verify = sub.add_parser("verify", help="replay every stored match through the engine and report mismatches")
     verify.add_argument("dir", metavar="DIR")
+    verify.add_argument("--key", metavar="HEX", help="the revealed deal key ('arena reveal'): re-derive every deck "
+                                                     "from it, after checking it against the commitment")
     verify.set_defaults(func=cmd_verify)
 

@@ -30,7 +30,7 @@ def test_a_new_store_is_marked_and_migrated(tmp_path: Path) -> None:
         assert store.tournament()["name"] == "t" and store.finished_pairs(tid) == set()
     raw = sqlite3.connect(tmp_path / "a.sqlite")
     assert raw.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
-    assert raw.execute("PRAGMA user_version").fetchone()[0] == 1
+    assert raw.execute("PRAGMA user_version").fetchone()[0] == len(store_module.MIGRATIONS)
     assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 

@@ -129,7 +129,7 @@ def test_a_small_tournament_end_to_end(tmp_path: Path) -> None:
 
 def test_kill_9_mid_tournament_then_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None:
     killed_out, clean_out = tmp_path / "killed", tmp_path / "clean"
-    spec = dict(pairs=4, seed=21)
+    spec = dict(pairs=4, seed=21, extra='deals = "public"')  # two runs deal alike only from a public seed
     runner = subprocess.Popen([*ARENA, "run", str(write_tournament(tmp_path, killed_out, **spec)), "--quiet"],
                               cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
@@ -162,7 +162,7 @@ def test_kill_9_mid_tournament_then_resume_equals_an_uninterrupted_run(tmp_path:
 
 def test_cluster_mode_gives_the_local_results(tmp_path: Path) -> None:
     distributed = pytest.importorskip("distributed")
-    local = load_config(write_tournament(tmp_path, tmp_path / "local", pairs=1, seed=8))
+    local = load_config(write_tournament(tmp_path, tmp_path / "local", pairs=1, seed=8, extra='deals = "public"'))
     run_tournament(local, progress=False)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
         remote = local.with_overrides(output=tmp_path / "dask", cluster=cluster.scheduler_address)
@@ -231,7 +231,7 @@ def _children(pid: int) -> list[int]:
 
 def test_a_worker_killed_mid_tournament_fails_only_what_it_held(tmp_path: Path) -> None:
     out, clean = tmp_path / "hurt", tmp_path / "clean"
-    spec = dict(pairs=5, seed=33)
+    spec = dict(pairs=5, seed=33, extra='deals = "public"')
     runner = subprocess.Popen([*ARENA, "run", str(write_tournament(tmp_path, out, **spec)), "--quiet"],
                               cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:

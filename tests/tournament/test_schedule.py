@@ -6,13 +6,14 @@ from collections import Counter
 
 import pytest
 
-from arena.schedule import Format, derive_seed, pairings, schedule
+from arena.schedule import Format, pairings, schedule
+from results.deals import Deals, derive_seed
 
 pytestmark = pytest.mark.unit
 
 
 def test_round_robin_meets_everyone_once_per_round_and_swaps_seats() -> None:
-    pairs = schedule(4, Format.ROUND_ROBIN, 3, seed=9)
+    pairs = schedule(4, Format.ROUND_ROBIN, 3, Deals.public(9))
     assert len(pairs) == 6 * 3
     assert [p.index for p in pairs] == list(range(18))
     assert Counter((p.a, p.b) for p in pairs) == {pair: 3 for pair in pairings(4, "round_robin")}
@@ -22,19 +23,19 @@ def test_round_robin_meets_everyone_once_per_round_and_swaps_seats() -> None:
 
 
 def test_double_round_robin_and_gauntlet() -> None:
-    assert len(schedule(3, "double_round_robin", 2, seed=1)) == 3 * 2 * 2
-    gauntlet = schedule(4, "gauntlet", 2, seed=1)
+    assert len(schedule(3, "double_round_robin", 2, Deals.public(1))) == 3 * 2 * 2
+    gauntlet = schedule(4, "gauntlet", 2, Deals.public(1))
     assert {(p.a, p.b) for p in gauntlet} == {(0, 1), (0, 2), (0, 3)} and len(gauntlet) == 6
 
 
-def test_seeds_derive_from_the_tournament_seed_only() -> None:
-    assert [p.seed for p in schedule(3, "round_robin", 2, seed=5)] == [p.seed for p in schedule(3, "round_robin", 2, 5)]
-    assert schedule(3, "round_robin", 1, seed=5)[0].seed != schedule(3, "round_robin", 1, seed=6)[0].seed
-    assert schedule(3, "round_robin", 1, seed=5)[0].seed == derive_seed(5, "pair", 0)
-    assert len({p.seed for p in schedule(6, "round_robin", 5, seed=1)}) == 75
+def test_public_seeds_derive_from_the_tournament_seed_only() -> None:
+    assert [p.seed for p in schedule(3, "round_robin", 2, Deals.public(5))] == [p.seed for p in schedule(3, "round_robin", 2, Deals.public(5))]
+    assert schedule(3, "round_robin", 1, Deals.public(5))[0].seed != schedule(3, "round_robin", 1, Deals.public(6))[0].seed
+    assert schedule(3, "round_robin", 1, Deals.public(5))[0].seed == derive_seed(5, "pair", 0)
+    assert len({p.seed for p in schedule(6, "round_robin", 5, Deals.public(1))}) == 75
 
 
 @pytest.mark.parametrize(("n", "pairs_per"), [(1, 1), (3, 0)])
 def test_bad_schedules_are_value_errors(n: int, pairs_per: int) -> None:
     with pytest.raises(ValueError):
-        schedule(n, "round_robin", pairs_per, seed=1)
+        schedule(n, "round_robin", pairs_per, Deals.public(1))

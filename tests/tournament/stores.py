@@ -1,0 +1,42 @@
+"""Finished tournaments stored from real engine matches, without bot processes (for unit tests)."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+from arena.engine import Match, Rules
+from results.deals import Deals
+from results.store import Store
+
+BOTS = [dict(name="x", version="1", fingerprint="f", path="/x", label="x"),
+        dict(name="y", version="1", fingerprint="g", path="/y", label="y")]
+RULES = Rules()
+PAIRS = 3
+
+
+def played(seed: int, match_id: str) -> dict[str, Any]:
+    """A match played out by seeded random legal moves, in the form the runner stores."""
+    match = Match(RULES, seed=seed)
+    rng = random.Random(match_id)
+    while not match.is_over:
+        match.apply(rng.choice(match.legal_actions()))
+    return {"match_id": match_id, "seed": seed, "winner": match.winner, "score": list(match.score),
+            "forfeit": False, "void": False, "results": [r.to_dict() for r in match.results],
+            "records": match.records, "faults": [], "think_ms": [], "interrupted": None}
+
+
+def make_store(path: Path, deals: Deals, seeds: list[int] | None = None, *, finished: bool = True) -> Path:
+    """A tournament of ``PAIRS`` stored pairs (marked finished unless told); ``seeds`` overrides
+    what the deals would give."""
+    seeds = seeds or [deals.pair_seed(i) for i in range(PAIRS)]
+    with Store(path, create=True) as store:
+        tid = store.create_tournament("t", deals.seed, {"rules": RULES.to_dict()}, BOTS,
+                                      [(i, 0, 1, seeds[i]) for i in range(PAIRS)], deal_key=deals.key)
+        for i in range(PAIRS):
+            halves = [played(seeds[i], f"p{i:05d}h{h}") for h in (0, 1)]
+            store.record_pair(tid, i, halves, [(0, 1), (1, 0)], [])
+        if finished:
+            store.finish_tournament(tid)
+    return path
