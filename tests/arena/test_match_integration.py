@@ -206,7 +206,7 @@ def test_arena_match_cli_text_and_json_agree(tmp_path: Path) -> None:
     assert outcome["match_id"] == "match-5" and outcome["seed"] == 5
     assert outcome["faults"] == [] and not outcome["forfeit"] and outcome["winner"] in (0, 1)
     lines = text.stdout.splitlines()
-    assert lines[0] == "random#0 (seat 0) vs random#1 (seat 1), seed 5"
+    assert lines[0].startswith("random#0 (seat 0) vs random#1 (seat 1), seed 5 (public deals")
     assert sum(line.startswith("Hand ") for line in lines) == len(outcome["records"]) == len(outcome["results"])
     winner = outcome["winner"]
     score = "-".join(map(str, outcome["score"]))
