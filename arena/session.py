@@ -20,6 +20,7 @@ import zmq
 from zmq.utils.monitor import parse_monitor_message
 
 from arena.botproc import BotProcess, Limits, Manifest, SandboxMode, start_bot
+from arena.botproc.view import make_link_folder
 from arena.errors import ArenaError
 from arena.faults import MAX_STDERR_CHARS, Fault, FaultKind, truncate
 from protocol import (
@@ -186,7 +187,7 @@ def start_session(
     index: int = 0,
 ) -> BotSession:
     """Start ``manifest``'s bot and shake hands; a failed start gives a dead session with its fault."""
-    endpoint = f"ipc://{socket_dir}/{index}.sock"
+    endpoint = f"ipc://{make_link_folder(socket_dir, str(index))}/link.sock"  # one folder per bot
     session = BotSession(name or manifest.name, manifest, ctx, endpoint)
     try:
         session.process = start_bot(manifest, run_dir=run_dir, endpoint=endpoint, token=session.token,

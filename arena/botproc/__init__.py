@@ -4,9 +4,8 @@
 is the one way to launch a bot, returning a ``BotProcess`` context manager.
 """
 
-from arena.botproc.manifest import (
-    MANIFEST_NAME, Manifest, ManifestError, fingerprint, load_manifest,
-)
+from arena.botproc.fingerprint import fingerprint
+from arena.botproc.manifest import MANIFEST_NAME, Manifest, ManifestError, load_manifest
 from arena.botproc.process import BotProcess, start_bot, tail_file
 from arena.botproc.sandbox import (
     SANDBOX_WORKDIR, Limits, SandboxError, SandboxMode, bwrap_status, resolve_mode,

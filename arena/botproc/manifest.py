@@ -8,6 +8,7 @@ A bot is a folder holding ``bot.toml``::
     command = ["{python}", "bot.py"]     # required, non-empty list of strings
     max_games = 16                       # optional, integer >= 1 (default 1): games at once
     description = "..."                  # optional strings: description, author, language
+    extra_paths = ["/opt/julia-1.10"]    # optional: more host paths shown read-only
     [env]                                # optional table of extra environment variables
     RANDOM_BOT_SEED = "7"
 
@@ -15,11 +16,14 @@ In ``command``, ``{python}`` stands for the arena's own interpreter (``sys.execu
 relative path (an argument that names an existing file or folder inside the bot folder, or
 that starts with ``./`` or ``../``) is resolved against the bot folder, because the bot runs in
 an empty working directory of its own. Unknown keys are an error, so typos do not pass silently.
+
+``extra_paths`` names runtimes the bot needs beyond the sandbox's system folders: absolute,
+normalised paths under one of :data:`EXTRA_PATH_ROOTS`, shown read-only at their own path
+(``arena validate`` lists them with the whole sandbox view).
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import sys
@@ -37,9 +41,11 @@ PYTHON_PLACEHOLDER = "{python}"
 MAX_NAME_LENGTH = 64
 _REQUIRED = ("name", "version", "protocol", "command")
 _OPTIONAL_STRINGS = ("description", "author", "language")
-_ALLOWED = frozenset((*_REQUIRED, "max_games", "env", *_OPTIONAL_STRINGS))
+_ALLOWED = frozenset((*_REQUIRED, "max_games", "env", "extra_paths", *_OPTIONAL_STRINGS))
+EXTRA_PATH_ROOTS = ("/opt", "/nix/store", "/gnu/store", "/etc/ssl/certs")
+"""Where a manifest's ``extra_paths`` may point: runtimes and public certificates, never the
+project, other bots, the results or anyone's home."""
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-_IGNORED_DIRS = frozenset({"__pycache__"})
 
 
 class ManifestError(ArenaError):
@@ -70,6 +76,7 @@ class Manifest:
     description: str = ""
     author: str = ""
     language: str = ""
+    extra_paths: tuple[str, ...] = ()
 
     @property
     def path(self) -> Path:
@@ -166,6 +173,7 @@ def _check(toml_path: Path, bot_dir: Path, data: dict[str, Any]) -> Manifest:
         if not isinstance(value, str) or "\x00" in value:
             raise ManifestError(toml_path, f"{key!r} must be a string, got {_tname(value)}",
                                 "env")
+    extra_paths = _extra_paths(toml_path, data.get("extra_paths", []))
     name = text("name", data["name"])
     if len(name) > MAX_NAME_LENGTH:
         raise ManifestError(toml_path, f"must be at most {MAX_NAME_LENGTH} characters",
@@ -179,41 +187,29 @@ def _check(toml_path: Path, bot_dir: Path, data: dict[str, Any]) -> Manifest:
         command=tuple(command),
         max_games=max_games,
         env=types.MappingProxyType(dict(env)),
+        extra_paths=extra_paths,
         **extras,
     )
+
+
+def _extra_paths(toml_path: Path, value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        raise ManifestError(toml_path, f"must be a list of absolute paths, got {_tname(value)}",
+                            "extra_paths")
+    for item in value:
+        if not isinstance(item, str) or "\x00" in item:
+            raise ManifestError(toml_path, f"items must be strings, got {_tname(item)}",
+                                "extra_paths")
+        if not item.startswith("/") or os.path.normpath(item) != item:
+            raise ManifestError(toml_path, f"{item!r} must be an absolute, normalised path "
+                                "(no '..', no trailing '/')", "extra_paths")
+        if not any(item == r or item.startswith(r + "/") for r in EXTRA_PATH_ROOTS):
+            raise ManifestError(toml_path, f"{item!r} is not under {', '.join(EXTRA_PATH_ROOTS)}; "
+                                "only runtimes may be shown to a bot", "extra_paths")
+    return tuple(value)
 
 
 def _tname(value: Any) -> str:
     names = {str: "a string", int: "an integer", float: "a float", bool: "a boolean",
              list: "an array", dict: "a table"}
     return names.get(type(value), type(value).__name__)
-
-
-def fingerprint(bot_dir: Path | str) -> str:
-    """sha256 (hex) over the bot folder: every file's relative path and content, sorted.
-
-    ``__pycache__`` folders are ignored; a symlink counts as its target text, not followed.
-    """
-    root = Path(bot_dir)
-    if not root.is_dir():
-        raise ManifestError(root / MANIFEST_NAME, "no such bot folder")
-    entries: list[tuple[str, Path]] = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if d not in _IGNORED_DIRS]
-        for name in filenames:
-            full = Path(dirpath) / name
-            entries.append((full.relative_to(root).as_posix(), full))
-        for name in dirnames:  # symlinked folders are listed as dirs; record them, never follow
-            full = Path(dirpath) / name
-            if full.is_symlink():
-                entries.append((full.relative_to(root).as_posix(), full))
-    digest = hashlib.sha256()
-    for rel, full in sorted(entries):
-        if full.is_symlink():
-            body = b"L" + os.readlink(full).encode("utf-8", "surrogateescape")
-        else:
-            body = b"F" + full.read_bytes()
-        key = rel.encode("utf-8", "surrogateescape")
-        digest.update(len(key).to_bytes(8, "big") + key)
-        digest.update(len(body).to_bytes(8, "big") + body)
-    return digest.hexdigest()

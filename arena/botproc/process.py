@@ -34,9 +34,10 @@ from types import TracebackType
 from arena.botproc import procfs
 from arena.botproc.manifest import Manifest
 from arena.botproc.sandbox import (
-    SANDBOX_WORKDIR, Limits, SandboxError, SandboxMode, bwrap_argv, bwrap_status, clean_env,
-    prefix_command, resolve_mode,
+    SANDBOX_WORKDIR, Limits, SandboxError, SandboxMode, bwrap_status, clean_env, prefix_command,
+    resolve_mode,
 )
+from arena.botproc.view import bwrap_argv, link_folders, sandbox_view
 
 log = logging.getLogger(__name__)
 
@@ -326,9 +327,11 @@ def start_bot(manifest: Manifest, *, run_dir: Path | str, endpoint: str | None =
     """Start ``manifest``'s bot in a sandbox; the only way to launch a bot process.
 
     - ``run_dir``: a per-launch folder is made under it holding ``stdout.log``,
-      ``stderr.log`` and ``work/`` (the bot's empty working directory and HOME).
+      ``stderr.log`` and ``work/`` (the fallback's working directory and HOME; under
+      bubblewrap the bot works in a size-limited tmpfs of its own, see ``view``).
     - ``endpoint``: the arena's ZeroMQ endpoint, passed as ``ARENA_ENDPOINT``; for ``ipc://``
-      its folder is exposed to the sandbox. ``tcp://`` cannot be reached from bubblewrap's
+      its folder, which must hold only that socket, is made private to the bot and shown to
+      its sandbox (``view.link_folders``). ``tcp://`` cannot be reached from bubblewrap's
       network namespace and raises SandboxError. ``token`` becomes ``ARENA_TOKEN``.
     - ``env``: more variables (they win over the manifest's ``env``). The bot gets no other
       variables of the arena's environment.
@@ -347,36 +350,41 @@ def start_bot(manifest: Manifest, *, run_dir: Path | str, endpoint: str | None =
     extra = dict(env or {})
     if endpoint is not None:
         extra[ENV_ENDPOINT] = endpoint
-        exposed.extend(_endpoint_folders(endpoint, mode))
+        exposed.extend(link_folders(endpoint, mode))
     if token is not None:
         extra[ENV_TOKEN] = token
     for path in (manifest.bot_dir, *exposed):
         if not path.is_dir():
             raise SandboxError(f"cannot expose {path} to bot {manifest.name}: not a folder")
 
+    view = None
+    if mode is SandboxMode.BWRAP:
+        view = sandbox_view(manifest, limits=limits, shown=exposed, env=clean_env(
+            home=SANDBOX_WORKDIR, manifest_env=manifest.env, extra=extra, sandboxed=True))
+
     run_dir.mkdir(parents=True, exist_ok=True)
     launch_dir = Path(tempfile.mkdtemp(prefix=f"{_slug(manifest.name)}-", dir=run_dir))
     workdir = launch_dir / WORKDIR_NAME
     workdir.mkdir(mode=0o700)
-    home = SANDBOX_WORKDIR if mode is SandboxMode.BWRAP else str(workdir)
-    bot_env = clean_env(home=home, manifest_env=manifest.env, extra=extra)
+    bot_env = dict(view.env) if view else clean_env(home=str(workdir), manifest_env=manifest.env,
+                                                    extra=extra)
     command = prefix_command(limits, [*manifest.argv(), *args],
                              pdeathsig=mode is SandboxMode.FALLBACK)
     out_fd = _open_log(launch_dir / STDOUT_LOG)
     err_fd = _open_log(launch_dir / STDERR_LOG)
     info_r = info_w = -1
+    data_fds: list[int] = []
     try:
         pass_fds: tuple[int, ...] = ()
         stdin: int = subprocess.DEVNULL
-        if mode is SandboxMode.BWRAP:
+        if view is not None:
             bwrap, _ = bwrap_status()
             assert bwrap is not None
             info_r, info_w = os.pipe()
             stdin = _guard_fd()
-            command = bwrap_argv(bwrap=bwrap, bot_dir=manifest.bot_dir, workdir=workdir,
-                                 run_dir=run_dir, expose=exposed, info_fd=info_w) + [
-                "/bin/sh", "-c", GUARD_SCRIPT, "arena-guard", *command]
-            pass_fds = (info_w,)
+            head, data_fds = bwrap_argv(view, bwrap=bwrap, info_fd=info_w)
+            command = head + ["/bin/sh", "-c", GUARD_SCRIPT, "arena-guard", *command]
+            pass_fds = (info_w, *data_fds)
         popen = _launcher().submit(
             subprocess.Popen, command, stdin=stdin, stdout=out_fd,
             stderr=err_fd, env=bot_env, cwd=workdir, start_new_session=True, close_fds=True,
@@ -386,7 +394,7 @@ def start_bot(manifest: Manifest, *, run_dir: Path | str, endpoint: str | None =
         shutil.rmtree(launch_dir, ignore_errors=True)
         raise SandboxError(f"cannot start bot {manifest.name}: {exc}") from exc
     finally:
-        _close_fds(out_fd, err_fd)
+        _close_fds(out_fd, err_fd, *data_fds)
     bot = BotProcess(manifest=manifest, popen=popen, mode=mode, launch_dir=launch_dir,
                      limits=limits, init_pid=None, init_pidfd=None, keep_workdir=keep_workdir)
     if mode is SandboxMode.BWRAP:
@@ -472,26 +480,6 @@ def _forget_launcher_after_fork() -> None:
 
 
 os.register_at_fork(after_in_child=_forget_launcher_after_fork)
-
-
-def _endpoint_folders(endpoint: str, mode: SandboxMode) -> list[Path]:
-    """The folder to expose for an ``ipc://`` endpoint; SandboxError if the bot could not
-    reach ``endpoint`` from inside the sandbox."""
-    if endpoint.startswith("ipc://"):
-        path = endpoint[len("ipc://"):]
-        if path.startswith("@"):
-            if mode is SandboxMode.BWRAP:
-                raise SandboxError(f"endpoint {endpoint!r}: abstract sockets belong to a network "
-                                   "namespace and are unreachable from the sandbox; use a path")
-            return []
-        if not os.path.isabs(path):
-            raise SandboxError(f"endpoint {endpoint!r}: the ipc path must be absolute (the bot "
-                               "runs in another working directory)")
-        return [Path(path).parent]
-    if mode is SandboxMode.BWRAP:
-        raise SandboxError(f"endpoint {endpoint!r} is unreachable from the sandbox's own "
-                           "network namespace; bots must connect over ipc://")
-    return []
 
 
 def _read_child_pid(fd: int, timeout: float) -> int | None:

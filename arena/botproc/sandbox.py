@@ -1,22 +1,11 @@
-"""How a bot is confined (protocol/PROTOCOL.md section 7): resource limits, bubblewrap arguments, clean env.
+"""How a bot is confined (protocol/PROTOCOL.md section 7): resource limits, sandbox modes, clean env.
 
-Pure command building plus a one-time check that bubblewrap works here. Starting, watching and
-stopping processes lives in ``arena.botproc.process``.
+Pure command building plus a one-time check that bubblewrap works here. What the bot sees
+inside bubblewrap (and bwrap's arguments for it) is ``arena.botproc.view``; starting, watching
+and stopping processes lives in ``arena.botproc.process``.
 
-Inside the bubblewrap sandbox the bot sees:
-
-- the host root read-only (``--ro-bind / /``), a minimal ``/dev`` and its own ``/proc``;
-- its own PID, network, IPC and UTS namespaces (only a loopback of its own: no network);
-- an empty, private ``/tmp`` (read-only), in which :data:`SANDBOX_WORKDIR` is its working
-  directory and ``HOME``: a fresh folder per launch under the run directory, writable;
-- the run directory itself hidden under an empty tmpfs (other bots' logs and working
-  directories are not readable), unless it contains the interpreter or the project;
-- its bot folder read-only at its own path, and the folders passed as ``expose`` (the arena's
-  ``ipc://`` socket folder) read-only at their own paths: connecting to a Unix socket needs no
-  write access to the folder, so the bot cannot delete or replace the arena's socket;
-- no capabilities and a new session (``--new-session``). The sandbox dies with the process
-  that launched it through the guard pipe of ``process.GUARD_SCRIPT``, not through bwrap's
-  ``--die-with-parent`` (which can strand bwrap's half-made child).
+The fallback (no bubblewrap) is **not a security boundary**: the bot runs as the arena's user,
+sees the whole host and writes wherever that user may; only process groups and rlimits apply.
 """
 
 from __future__ import annotations
@@ -24,10 +13,11 @@ from __future__ import annotations
 import enum
 import functools
 import logging
+import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,11 +27,21 @@ from arena.errors import ArenaError
 log = logging.getLogger(__name__)
 
 SANDBOX_WORKDIR = "/tmp/work"
-"""The bot's working directory (and HOME) as seen inside the bubblewrap sandbox."""
+"""The bot's working directory, ``HOME`` and ``TMPDIR`` inside the bubblewrap sandbox."""
+SDK_ROOT = "/arena-sdk"
+"""The synthetic import root inside the sandbox (the bot's ``PYTHONPATH``, see ``view``)."""
 
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
+DEFAULT_DISK_BYTES = 64 << 20
 REPO_ROOT = Path(arena.__file__).resolve().parent.parent
-"""The folder holding the ``arena`` and ``protocol`` packages; on the bots' PYTHONPATH."""
+"""The folder holding the ``arena`` and ``protocol`` packages; on the PYTHONPATH of a bot in
+the fallback (bubblewrap shows only the SDK packages, see ``view``)."""
+
+BOT_UID = 65534
+"""The uid (and gid) a bot runs as under bubblewrap: ``nobody``."""
+ROOT_CAPS = ("--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID",
+             "--cap-add", "CAP_SETPCAP")
+"""bwrap's capabilities for a sandbox started by root: only what ``drop_root`` needs."""
 
 _BWRAP_NAMESPACES = ("--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts")
 _PROBE_TIMEOUT_S = 10.0
@@ -68,7 +68,9 @@ class Limits:
 
     ``file_size_bytes`` (RLIMIT_FSIZE) also caps the stdout and stderr logs. ``processes``
     (RLIMIT_NPROC) is ignored by the kernel for root. ``cpu_seconds`` is the soft limit
-    (SIGXCPU); the hard limit one second later sends SIGKILL.
+    (SIGXCPU); the hard limit one second later sends SIGKILL. ``disk_bytes`` bounds
+    everything the bot writes under bubblewrap (its working directory, ``/tmp`` and
+    ``/dev/shm`` are size-limited tmpfs); not a prlimit, and not bounded in the fallback.
     """
 
     address_space_bytes: int | None = 1 << 30
@@ -76,10 +78,11 @@ class Limits:
     open_files: int | None = 256
     file_size_bytes: int | None = 16 << 20
     processes: int | None = None
+    disk_bytes: int | None = DEFAULT_DISK_BYTES
 
     def __post_init__(self) -> None:
         for name in ("address_space_bytes", "cpu_seconds", "open_files", "file_size_bytes",
-                     "processes"):
+                     "processes", "disk_bytes"):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or isinstance(value, bool)
                                       or value < 1):
@@ -118,6 +121,17 @@ def setpriv_pdeathsig() -> list[str]:
     return [path, "--pdeathsig", "KILL", "--"] if path else []
 
 
+def drop_root(uid: int = BOT_UID, gid: int = BOT_UID) -> list[str]:
+    """``setpriv`` switching to ``uid`` and ``gid`` with no capabilities, an empty bounding set and no new
+    privileges, ending with ``--``; SandboxError if setpriv is missing."""
+    path = _which_setpriv()
+    if path is None:
+        raise SandboxError("setpriv (util-linux) is not installed; the arena runs as root and "
+                           "needs it to start bots as an unprivileged user: apt-get install util-linux")
+    return [path, f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--inh-caps=-all",
+            "--bounding-set=-all", "--no-new-privs", "--"]
+
+
 @functools.cache
 def _which_setpriv() -> str | None:
     return shutil.which("setpriv")
@@ -129,9 +143,14 @@ def bwrap_status() -> tuple[str | None, str]:
     path = shutil.which("bwrap")
     if path is None:
         return None, "bubblewrap (bwrap) is not installed"
-    cmd = [path, *_BWRAP_NAMESPACES, "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-           "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
-           "--", "true"]
+    # The features the real sandbox uses: sized tmpfs with modes, and (as root) the uid switch.
+    cmd = [path, *_BWRAP_NAMESPACES, "--die-with-parent", "--new-session",
+           "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+           "--perms", "1777", "--size", str(1 << 20), "--tmpfs", "/tmp", "--remount-ro", "/"]
+    try:
+        cmd += [*ROOT_CAPS, "--", *drop_root(), "true"] if os.geteuid() == 0 else ["--", "true"]
+    except SandboxError as exc:
+        return None, str(exc)
     try:
         done = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, timeout=_PROBE_TIMEOUT_S, check=False)
@@ -169,43 +188,20 @@ def resolve_mode(mode: SandboxMode | str) -> SandboxMode:
     return SandboxMode.FALLBACK
 
 
-def _inside(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents
+def clean_env(*, home: str, manifest_env: Mapping[str, str], extra: Mapping[str, str],
+              sandboxed: bool = False) -> dict[str, str]:
+    """The bot's whole environment: a fixed base, then the manifest's env, then ``extra``.
 
-
-def bwrap_argv(*, bwrap: str, bot_dir: Path, workdir: Path, run_dir: Path,
-               expose: Iterable[Path], info_fd: int) -> list[str]:
-    """bwrap's arguments up to and including ``--`` (all paths absolute)."""
-    argv = [bwrap, *_BWRAP_NAMESPACES, "--new-session",
-            "--cap-drop", "ALL", "--info-fd", str(info_fd),
-            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-    needed = [REPO_ROOT, Path(sys.prefix), Path(sys.base_prefix),
-              Path(sys.executable).resolve().parent, Path("/usr"), Path("/etc")]
-    # The project or its interpreter may live under /tmp (a CI clone there): show them again.
-    shown = [p for p in needed if _inside(p, Path("/tmp"))]
-    shown = [p for p in shown if not any(q != p and _inside(p, q) for q in shown)]
-    for path in dict.fromkeys(shown):
-        argv += ["--ro-bind", str(path), str(path)]
-    visible = not _inside(run_dir, Path("/tmp")) or any(_inside(run_dir, p) for p in shown)
-    if visible and not any(_inside(p, run_dir) for p in needed):
-        argv += ["--tmpfs", str(run_dir)]
-    for path in (bot_dir, *expose):
-        argv += ["--ro-bind", str(path), str(path)]
-    argv += ["--bind", str(workdir), SANDBOX_WORKDIR, "--remount-ro", "/tmp",
-             "--chdir", SANDBOX_WORKDIR, "--"]
-    return argv
-
-
-def clean_env(*, home: str, manifest_env: Mapping[str, str],
-              extra: Mapping[str, str]) -> dict[str, str]:
-    """The bot's whole environment: a fixed base, then the manifest's env, then ``extra``."""
+    ``PYTHONPATH`` is the sandbox's SDK root under bubblewrap (``sandboxed``), else the
+    project root (the fallback shows the bot the whole host anyway).
+    """
     venv_bin = str(Path(sys.executable).parent)
     env = {
         "PATH": f"{venv_bin}:{DEFAULT_PATH}",
         "HOME": home,
         "TMPDIR": home,
         "LANG": "C.UTF-8",
-        "PYTHONPATH": str(REPO_ROOT),
+        "PYTHONPATH": SDK_ROOT if sandboxed else str(REPO_ROOT),
         "PYTHONDONTWRITEBYTECODE": "1",
     }
     env.update(manifest_env)

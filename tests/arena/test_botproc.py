@@ -26,7 +26,7 @@ from arena.botproc import (
     SANDBOX_WORKDIR, BotProcess, Limits, Manifest, ManifestError, SandboxError, SandboxMode,
     bwrap_status, fingerprint, load_manifest, start_bot,
 )
-from arena.botproc import procfs, process, sandbox
+from arena.botproc import procfs, process, sandbox, view
 from arena.errors import ArenaError
 
 from .conftest import BOTFIXTURES
@@ -461,17 +461,28 @@ def test_sandbox_network_filesystem_and_environment(tmp_path: Path, sock_dir: Pa
         # (f) read-only root, empty private working directory
         assert report["cwd"] == SANDBOX_WORKDIR and report["cwd_listing_at_start"] == []
         assert report["write_cwd"] == "ok" and report["write_home"] == "ok"
-        for key in ("write_etc", "write_root", "write_tmp"):
+        assert report["write_tmp"] == "ok"  # a private /tmp, gone with the sandbox
+        assert not Path("/tmp/arena-probe.txt").exists()
+        for key in ("write_etc", "write_root"):
             assert "Read-only file system" in str(report[key]), key
         assert not Path("/etc/arena-probe.txt").exists() and not Path("/arena-probe.txt").exists()
         # (g) the bot folder is read-only
         assert "Read-only file system" in str(report["write_bot_dir"])
         assert not (probe / "written-by-bot.txt").exists()
-        # the run directory is hidden; the socket folder shows only what the arena put there
+        # the run directory is not there at all; the link folder shows only the socket
         peek = report["peek"]
         assert isinstance(peek, dict)
-        assert peek[str(run_dir)] == []
+        assert "FileNotFoundError" in str(peek[str(run_dir)])
         assert peek[str(sock_dir)] == ["arena.sock"]
+        # a minimal root: the system, the SDK, and the top folders leading to the interpreter
+        # and the bot; no /home, /var, /srv, /run or /mnt of the host
+        leading = {p.parts[1] for p in (*view.interpreter_paths(), probe)}
+        system = {n for n in os.listdir("/") if n in ("bin", "sbin", "usr") or n.startswith("lib")}
+        assert set(report["root_listing"]) == {"arena-sdk", "dev", "etc", "proc", "tmp"} | system | leading
+        # an unprivileged uid without capabilities (the arena here may run as root)
+        assert report["uid"] == [65534, 65534, 65534]
+        caps = report["capabilities"]
+        assert isinstance(caps, dict) and caps["CapEff"] == caps["CapBnd"] == "0" * 16
         # own PID namespace (1 bwrap's init, 2 the guard shell, 3 the bot, 4 the guard's
         # watcher); clean environment
         assert report["pid"] == 3 and report["visible_pids"] == [1, 2, 3, 4]
@@ -481,7 +492,9 @@ def test_sandbox_network_filesystem_and_environment(tmp_path: Path, sock_dir: Pa
                             "PYTHONDONTWRITEBYTECODE", "ARENA_ENDPOINT", "ARENA_TOKEN",
                             "PROBE_FROM_MANIFEST", "EXTRA", "PWD"}  # bwrap sets PWD
         assert env["HOME"] == SANDBOX_WORKDIR and env["ARENA_ENDPOINT"] == endpoint
-        assert report["protocol_importable"] is True
+        assert env["PYTHONPATH"] == "/arena-sdk"
+        assert report["protocol_importable"] is True and report["engine_importable"] == "arena.engine"
+        assert report["registry_importable"] is False  # the SDK, not the whole arena
         assert report["executable"] == sys.executable
         # the scratch file stayed in this launch's folder, which close() removed
         assert not bot.workdir.exists()

@@ -1,11 +1,7 @@
 """Faulty bot: answers its first request with JSON of the wrong shape: ``seq`` as a string
 (malformed)."""
 
-import os
-import sys
-
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from rawbot import VERSION, Link  # noqa: E402
+from protocol.rawlink import VERSION, Link
 
 link = Link()
 link.hello(name="faulty-badshape")

@@ -1,11 +1,7 @@
 """Faulty bot: answers its first request, then sends a second hello instead of its second
 action (out of turn: protocol)."""
 
-import os
-import sys
-
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from rawbot import Link  # noqa: E402
+from protocol.rawlink import Link
 
 link = Link()
 link.hello(name="faulty-outofturn")

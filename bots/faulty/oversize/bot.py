@@ -1,11 +1,7 @@
 """Faulty bot: answers its first request with a message over the 64 KiB size cap (the arena's
 socket resets the link: disconnect), then stays alive and silent."""
 
-import os
-import sys
-
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from rawbot import VERSION, Link  # noqa: E402
+from protocol.rawlink import VERSION, Link
 
 link = Link()
 link.hello(name="faulty-oversize")

@@ -1,10 +1,6 @@
 """Faulty bot: sleeps 30 s before its hello, past the handshake limit (timeout)."""
 
-import os
-import sys
-
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from rawbot import Link, pause  # noqa: E402
+from protocol.rawlink import Link, pause
 
 DELAY_S = 30.0
 

@@ -75,5 +75,11 @@ report = {
     "tcp": tcp(opts.port) if opts.port else None,
     "peek": {d: listing(d) for d in opts.peek},
     "executable": sys.executable,
+    "uid": [os.getuid(), os.geteuid(), os.getgid()],
+    "capabilities": {line.split(":")[0]: line.split()[1] for line in open("/proc/self/status")
+                     if line.startswith("Cap")},
+    "root_listing": listing("/"),
+    "engine_importable": attempt(lambda: __import__("arena.engine").engine.__name__),
+    "registry_importable": importlib.util.find_spec("arena.registry") is not None,
 }
 print(json.dumps(report), flush=True)

@@ -1,11 +1,11 @@
-"""A raw ZeroMQ link to the arena for the wire-level faulty bots (no SDK in the way).
+"""A raw ZeroMQ link to the arena: the wire format by hand, no SDK in the way.
 
 The faulty bots under ``bots/faulty/`` that misbehave *on the wire* (bytes that are not JSON,
 a wrong ``seq``, a second ``hello`` ...) cannot do it through ``protocol.client``, which always
-speaks correctly. They import this module by putting its folder on ``sys.path``::
+speaks correctly; the hostile bots under ``bots/hostile/`` use it to play while they attack.
+A bot sees only its own folder and the SDK packages, so this lives in the SDK::
 
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    from rawbot import Link
+    from protocol.rawlink import Link
 
 Only pyzmq and the standard library are used, as a bot in another language would.
 """
