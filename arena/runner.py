@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from arena.botproc import Manifest, fingerprint, load_manifest
+from arena.botproc import Manifest, fingerprint, load_manifest, resolve_mode
 from arena.faults import Fault, FaultKind
 from arena.logsetup import renew_forwarding
 from arena.matchplay import MatchSettings, SessionPool, play_match
@@ -398,6 +398,8 @@ def run_tournament(
         bar = tqdm(total=2 * len(todo), unit="match", disable=(None if progress is None else not progress),
                    desc=config.name, dynamic_ncols=True)
         adopted = reap_orphans and not config.cluster and become_subreaper()
+        if not config.cluster:  # decide the sandbox here: forked workers inherit it, so a fallback warns once
+            resolve_mode(config.sandbox)
         executor = factory()
         workers: set[int] = set()
         in_flight: dict[cf.Future[dict[str, Any]], PairTask] = {}

@@ -2,26 +2,23 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import pytest
+from tests.requirements import require
 
 
 @contextmanager
 def mounted_tmpfs(where: Path, size: str) -> Iterator[Path]:
     """Mount a tmpfs of ``size`` (e.g. ``"2m"``) at ``where``; unmount it afterwards."""
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("mounting a tmpfs needs root and mount(8) (util-linux)")
+    require("tmpfs")
     where.mkdir(parents=True, exist_ok=True)
     done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size},mode=0755", "tmpfs", str(where)],
                           capture_output=True, text=True)
     if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+        raise OSError(f"mount -t tmpfs at {where} failed: {done.stderr.strip()}")
     try:
         yield where
     finally:

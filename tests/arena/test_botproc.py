@@ -24,15 +24,14 @@ import zmq
 
 from arena.botproc import (
     SANDBOX_WORKDIR, BotProcess, Limits, Manifest, ManifestError, SandboxError, SandboxMode,
-    bwrap_status, fingerprint, load_manifest, start_bot,
+    fingerprint, load_manifest, start_bot,
 )
 from arena.botproc import procfs, process, sandbox, view
 from arena.errors import ArenaError
 
 from .conftest import BOTFIXTURES
 
-HAVE_BWRAP = bwrap_status()[0] is not None
-needs_bwrap = pytest.mark.skipif(not HAVE_BWRAP, reason=f"no bubblewrap: {bwrap_status()[1]}")
+needs_bwrap = pytest.mark.requires("bubblewrap")
 MODES = [pytest.param("bwrap", marks=needs_bwrap), "fallback"]
 SCRIPTS = Path(__file__).parent / "scripts"
 

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from arena.botproc.process import GUARD_SCRIPT
-from arena.botproc import Manifest, bwrap_status, load_manifest, procfs
+from arena.botproc import Manifest, load_manifest, procfs
 from arena.clock import TimeControl
 from arena.faults import Fault, FaultKind, FaultPolicy
 from arena.matchplay import MatchSettings, SessionPool, play_match
@@ -40,8 +40,7 @@ TIME = TimeControl(time_limit_ms=100, bank_ms=200, handshake_ms=2000)
 BUDGET_MS = TIME.time_limit_ms + TIME.bank_ms
 GONE_TIMEOUT_S = 10.0
 
-needs_bwrap = pytest.mark.skipif(bwrap_status()[0] is None,
-                                 reason=f"needs bubblewrap ({bwrap_status()[1]})")
+needs_bwrap = pytest.mark.requires("bubblewrap")
 
 
 # ---------------------------------------------------------------------------- helpers

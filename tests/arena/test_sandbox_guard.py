@@ -15,10 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from arena.botproc import bwrap_status, load_manifest, start_bot
+from arena.botproc import load_manifest, start_bot
 
-pytestmark = [pytest.mark.integration,
-              pytest.mark.skipif(bwrap_status()[0] is None, reason="bubblewrap is not installed")]
+pytestmark = [pytest.mark.integration, pytest.mark.requires("bubblewrap")]
 
 ROOT = Path(__file__).resolve().parents[2]
 
