@@ -1,8 +1,9 @@
 """The static report in headless Chromium (Debian's chromium + chromium-driver, driven by Selenium).
 
 Sorting, the keyboard-driven hand replay checked card by card against the engine, no console
-errors, and the ``<script>alert(1)</script>`` label shown as text. Screenshots of the
-leaderboard and a replay are kept under the report's folder and copied to
+errors, the ``<script>alert(1)</script>`` label shown as text, and the leaderboard and
+crosstable at a 390 px phone width. Screenshots of the leaderboard, a replay and the phone
+views are kept under the report's folder and copied to
 ``arena-out/screenshots/`` in the repository for a person to look at.
 """
 
@@ -34,9 +35,7 @@ FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
 
 pytestmark = [
     pytest.mark.e2e,
-    pytest.mark.skipif(not (CHROMIUM.exists() and CHROMEDRIVER.exists()),
-                       reason="headless Chromium is not installed here (apt-get install chromium chromium-driver; "
-                              ".ci/run installs both)"),
+    pytest.mark.requires("chromium"),
 ]
 
 STATE_JS = """
@@ -230,6 +229,60 @@ def test_replay_steps_with_the_keyboard_and_shows_the_engines_cards(
     other = browser.execute_script(STATE_JS)
     assert other["hand"] != hand_index and other["step"] == 0
     assert_clean(browser)
+
+
+PHONE = {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True}
+
+LAYOUT_JS = """
+const table = document.querySelector(arguments[0]);
+const box = table.closest('.scroll') || table.parentElement;
+box.scrollLeft = box.scrollWidth;
+const last = table.querySelector('thead tr').lastElementChild.getBoundingClientRect();
+const names = Array.from(table.querySelectorAll('a.bot')).map((a) => ({
+  text: a.textContent, lines: a.getClientRects().length,
+  height: a.getBoundingClientRect().height, width: a.getBoundingClientRect().width,
+  line: parseFloat(getComputedStyle(a).lineHeight) || 1.45 * parseFloat(getComputedStyle(a).fontSize),
+  vertical: getComputedStyle(a.closest('th, td')).writingMode.startsWith('vertical')}));
+const interval = table.querySelector('td.interval');
+const result = {
+  viewport: window.innerWidth, page: document.documentElement.scrollWidth,
+  box: box.clientWidth, scrolled: box.scrollLeft, lastRight: last.right, names: names,
+  interval: interval && {width: interval.getBoundingClientRect().width,
+                         bar: interval.querySelector('.bar').getBoundingClientRect().width,
+                         left: interval.getBoundingClientRect().left}};
+box.scrollLeft = 0;
+return result;
+"""
+
+
+def phone_layout(browser: Any, page: Path, table: str) -> dict[str, Any]:
+    """Load ``page`` at a 390x844 phone viewport and measure ``table`` (scrolled to its end)."""
+    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", PHONE)
+    try:
+        browser.get(page.as_uri())
+        layout: dict[str, Any] = browser.execute_script(LAYOUT_JS, table)
+        screenshot(browser, page.parent, f"phone-{page.stem}")
+        assert_clean(browser)
+    finally:
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    return layout
+
+
+@pytest.mark.parametrize(("page", "table"), [("index.html", "#leaderboard"), ("crosstable.html", "#crosstable")])
+def test_tables_read_at_phone_width(browser: Any, site_dir: Path, page: str, table: str) -> None:
+    layout = phone_layout(browser, site_dir / page, table)
+    assert layout["viewport"] == PHONE["width"]
+    assert layout["page"] <= layout["viewport"], "the page itself must not scroll sideways; the table does"
+    assert layout["names"] and {n["text"] for n in layout["names"]} >= {XSS_LABEL, "random", "echo", "illegal"}
+    for name in layout["names"]:  # one line each: never one letter per line
+        assert name["lines"] == 1, name
+        extent = name["width"] if name["vertical"] else name["height"]
+        assert extent < 1.6 * name["line"], name
+    assert layout["lastRight"] <= layout["viewport"] + 1, "the last column is reachable by scrolling"
+    if table == "#leaderboard":
+        assert layout["scrolled"] > 0, "at 390 px the leaderboard scrolls inside its box"
+        interval = layout["interval"]
+        assert interval["width"] >= 150 and interval["bar"] >= interval["width"] - 30, interval
 
 
 def test_every_page_loads_without_console_errors(browser: Any, site_dir: Path) -> None:
