@@ -135,6 +135,13 @@ def test_every_rule_id_cited_exists_in_docs_rules() -> None:
     assert missing == []
 
 
+def test_readme_links_every_document() -> None:
+    linked = {resolve(REPO / "README.md", target.partition("#")[0])
+              for target in MD_LINK.findall((REPO / "README.md").read_text())}
+    documents = [*sorted((REPO / "docs").glob("*.md")), REPO / "protocol" / "PROTOCOL.md", REPO / "bots" / "LADDER.md"]
+    assert [rel(doc) for doc in documents if doc.resolve() not in linked] == []
+
+
 def test_no_reference_to_an_issue_tracker() -> None:
     cited = [
         f"{rel(source)}:{number}: {line.strip()}"
