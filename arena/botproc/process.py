@@ -37,7 +37,7 @@ from arena.botproc.sandbox import (
     SANDBOX_WORKDIR, Limits, SandboxError, SandboxMode, bwrap_status, clean_env, prefix_command,
     resolve_mode,
 )
-from arena.botproc.view import bwrap_argv, link_folders, sandbox_view
+from arena.botproc.view import SandboxView, bwrap_argv, link_folders, sandbox_view
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +75,8 @@ class BotProcess:
         self._lock = threading.RLock()
         self._killed = False
         self._closed = False
+        self.view: SandboxView | None = None
+        """What the bot sees under bubblewrap (None in the fallback)."""
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else self.exit_description()
@@ -397,6 +399,7 @@ def start_bot(manifest: Manifest, *, run_dir: Path | str, endpoint: str | None =
         _close_fds(out_fd, err_fd, *data_fds)
     bot = BotProcess(manifest=manifest, popen=popen, mode=mode, launch_dir=launch_dir,
                      limits=limits, init_pid=None, init_pidfd=None, keep_workdir=keep_workdir)
+    bot.view = view
     if mode is SandboxMode.BWRAP:
         os.close(info_w)
         try:  # keep the read end open until bwrap is known or dead: a write to a closed

@@ -86,20 +86,11 @@ class Mount:
     perms: int | None = None
     data: bytes = field(default=b"", repr=False)
 
-    def describe(self) -> str:
-        """One line for people, e.g. ``/usr  ro  bind /usr  (system runtime)``."""
-        mode = "rw" if self.writable else "ro"
-        what = {MountKind.BIND: f"bind {self.source}", MountKind.SYMLINK: f"-> {self.source}",
-                MountKind.DATA: f"file written for the sandbox ({len(self.data)} bytes)"}.get(
-            self.kind, str(self.kind))
-        size = f", at most {_mib(self.size_bytes)}" if self.size_bytes is not None else ""
-        perms = f", mode {self.perms:04o}" if self.perms is not None else ""
-        return f"{self.target}  {mode}  {what}{size}{perms}  ({self.purpose})"
-
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
         return {"target": self.target, "kind": str(self.kind), "source": self.source or None,
                 "writable": self.writable, "size_bytes": self.size_bytes,
+                "bytes": len(self.data) if self.kind is MountKind.DATA else None,
                 "perms": None if self.perms is None else f"{self.perms:04o}",
                 "purpose": self.purpose}
 
@@ -122,24 +113,14 @@ class SandboxView:
         return None if None in sizes else sum(s for s in sizes if s is not None)
 
     def to_dict(self, *, hide: Iterable[str] = ()) -> dict[str, Any]:
-        """JSON-ready form; the values of the variables named in ``hide`` are masked."""
+        """JSON-ready form (``arena validate`` prints it); the values of the variables named
+        in ``hide`` are masked. Folders made only to lead to a mount are left out."""
         hidden = set(hide)
         return {"uid": self.uid, "gid": self.gid, "workdir": self.workdir,
                 "namespaces": list(self.namespaces), "disk_bytes": self.disk_bytes,
                 "mounts": [m.to_dict() for m in self.mounts if m.kind is not MountKind.DIR
                            or m.writable],
                 "env": {k: "(hidden)" if k in hidden else v for k, v in sorted(self.env.items())}}
-
-    def lines(self, *, hide: Iterable[str] = ()) -> list[str]:
-        """The view for people: uid, namespaces, disk, one line per mount, the environment."""
-        data = self.to_dict(hide=hide)
-        out = [f"runs as uid {self.uid} gid {self.gid}, in {self.workdir}; own namespaces: "
-               f"{', '.join(self.namespaces)} (no network); writes at most "
-               f"{_mib(self.disk_bytes)} in total"]
-        out += [f"  {m.describe()}" for m in self.mounts
-                if m.kind is not MountKind.DIR or m.writable]
-        out += [f"  env {k}={v}" for k, v in data["env"].items()]
-        return out
 
 
 def sdk_packages() -> dict[str, Path]:
@@ -193,7 +174,7 @@ def sandbox_view(manifest: Manifest, *, limits: Limits, env: Mapping[str, str],
                        source=str(manifest.bot_dir)))
     binds += [Mount(MountKind.BIND, path, "extra path in bot.toml", source=path)
               for path in _extra_paths(manifest)]
-    binds += [Mount(MountKind.BIND, str(p), "link folder (private)", source=str(p))
+    binds += [Mount(MountKind.BIND, str(p), "private link folder", source=str(p))
               for p in shown]
     return SandboxView(mounts=tuple(mounts + _with_parents(mounts, binds)),
                        env=types.MappingProxyType(dict(env)))
@@ -206,7 +187,7 @@ def _system() -> list[Mount]:
     mounts.append(Mount(MountKind.DIR, "/etc", "system configuration", perms=0o755))
     for name in _ETC_FROM_HOST:
         mounts += _host(f"/etc/{name}", "loader and runtime configuration")
-    mounts += [Mount(MountKind.DATA, f"/etc/{name}", "written for the sandbox",
+    mounts += [Mount(MountKind.DATA, f"/etc/{name}", "user and name lookups",
                      data=text.encode(), perms=0o444) for name, text in _ETC_WRITTEN.items()]
     return mounts
 
@@ -359,7 +340,3 @@ def make_link_folder(parent: Path, name: str) -> Path:
 
 def _inside(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
-
-
-def _mib(n: int | None) -> str:
-    return "half the RAM (tmpfs default)" if n is None else f"{n / (1 << 20):g} MiB"

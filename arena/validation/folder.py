@@ -16,10 +16,12 @@ IGNORED_DIRS = frozenset({"__pycache__"})
 
 def folder_problems(bot_dir: Path) -> tuple[list[str], int, int]:
     """Problems that keep ``bot_dir`` from being copied and run on its own: links that point
-    outside it, are absolute or dangling, and special files. Also the file count and size."""
+    outside it, are absolute or dangling, special files, and files the sandbox's unprivileged
+    user could not read. Also the file count and size."""
     root = bot_dir.resolve()
     problems: list[str] = []
     files = size = 0
+    unreadable = [] if _readable_by_others(root.stat().st_mode) else ["."]
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d not in IGNORED_DIRS)
         here = Path(dirpath)
@@ -31,6 +33,8 @@ def folder_problems(bot_dir: Path) -> tuple[list[str], int, int]:
             except OSError as exc:
                 problems.append(f"{rel}: cannot read: {exc.strerror}")
                 continue
+            if not stat.S_ISLNK(info.st_mode) and not _readable_by_others(info.st_mode):
+                unreadable.append(rel)
             if stat.S_ISLNK(info.st_mode):
                 problems.extend(_link_problem(root, path, rel))
             elif stat.S_ISREG(info.st_mode):
@@ -38,7 +42,20 @@ def folder_problems(bot_dir: Path) -> tuple[list[str], int, int]:
                 size += info.st_size
             elif not stat.S_ISDIR(info.st_mode):
                 problems.append(f"{rel}: a special file (fifo, socket or device) has no place in a bot folder")
+    if unreadable:
+        shown = ", ".join(unreadable[:5]) + (f" and {len(unreadable) - 5} more" if len(unreadable) > 5 else "")
+        problems.append(f"{shown}: not readable by the bot's user (the sandbox runs it as nobody, "
+                        f"not as the folder's owner); run chmod -R a+rX {bot_dir}")
     return problems, files, size
+
+
+def _readable_by_others(mode: int) -> bool:
+    """Whether a user who owns nothing may read this (and enter it, for a folder, or run it,
+    for a program its owner may run)."""
+    needed = stat.S_IROTH
+    if stat.S_ISDIR(mode) or mode & stat.S_IXUSR:
+        needed |= stat.S_IXOTH
+    return mode & needed == needed
 
 
 def _link_problem(root: Path, path: Path, rel: str) -> list[str]:

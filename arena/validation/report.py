@@ -80,6 +80,7 @@ class Report:
     version: str | None = None
     fingerprint: str | None = None
     sandbox: str | None = None
+    sandbox_view: dict[str, Any] | None = None
     steps: list[Step] = field(default_factory=list)
     elapsed_ms: float = 0.0
 
@@ -105,7 +106,8 @@ class Report:
         failure = self.first_failure
         return {
             "bot_dir": self.bot_dir, "name": self.name, "version": self.version,
-            "fingerprint": self.fingerprint, "sandbox": self.sandbox, "passed": self.passed,
+            "fingerprint": self.fingerprint, "sandbox": self.sandbox,
+            "sandbox_view": self.sandbox_view, "passed": self.passed,
             "failed_step": failure.name if failure else None,
             "steps": [s.to_dict() for s in self.steps], "elapsed_ms": round(self.elapsed_ms, 1),
         }
@@ -143,8 +145,35 @@ class Report:
                         lines = shown.strip().splitlines() or [""]
                         out.append(f"        {label + ':':<9} {lines[0]}")
                         out.extend(f"                  {line}" for line in lines[1:])
+        if self.sandbox is not None and any(s.name == "start" and s.status is Status.PASS
+                                            for s in self.steps):
+            out.extend(view_lines(self.sandbox_view))
         out.append(self.summary())
         return out
+
+
+def view_lines(view: dict[str, Any] | None) -> list[str]:
+    """The sandbox view (``SandboxView.to_dict()``) for people: the uid, namespaces and disk
+    limit, one line per mount with its mode and size, the environment."""
+    if view is None:
+        return ["sandbox view: none. Without bubblewrap the bot runs as the arena's user and sees "
+                "the whole machine: the fallback is not a security boundary"]
+    out = [f"sandbox view: uid {view['uid']} gid {view['gid']}, working directory "
+           f"{view['workdir']}, own {', '.join(view['namespaces'])} namespaces (no network), "
+           f"writes at most {_mib(view['disk_bytes'])} in total"]
+    for mount in view["mounts"]:
+        what = {"bind": f"= {mount['source']}", "symlink": f"-> {mount['source']}",
+                "data": f"written for the sandbox, {mount['bytes']} bytes"}.get(mount["kind"], mount["kind"])
+        size = f", at most {_mib(mount['size_bytes'])}" if mount["size_bytes"] is not None else ""
+        perms = f", mode {mount['perms']}" if mount["perms"] else ""
+        out.append(f"  {'rw' if mount['writable'] else 'ro'}  {mount['target']}  {what}{size}{perms}"
+                   f"  ({mount['purpose']})")
+    out += [f"  env  {name}={value}" for name, value in view["env"].items()]
+    return out
+
+
+def _mib(n: int | None) -> str:
+    return "half the RAM (the tmpfs default)" if n is None else f"{n / (1 << 20):g} MiB"
 
 
 def _text(data: str | bytes) -> str:

@@ -40,6 +40,7 @@ import zmq
 from arena.botproc import (
     Limits, Manifest, ManifestError, SandboxMode, fingerprint, load_manifest, resolve_mode,
 )
+from arena.botproc.process import ENV_TOKEN
 from arena.botproc.sandbox import REPO_ROOT
 from arena.clock import TimeControl
 from arena.faults import Fault, FaultKind, FaultPolicy
@@ -209,8 +210,10 @@ def _start(run: _Run, step: Step) -> None:
         step.fail(f"{death.kind}: {death.detail}" + (f" ({death.exit})" if death.exit and death.exit not in death.detail else ""),
                   stderr=death.stderr_tail)
         return
-    pid = run.session.process.pid if run.session.process else None
-    step.detail = f"pid {pid}"
+    process = run.session.process
+    if process is not None and process.view is not None:
+        run.report.sandbox_view = process.view.to_dict(hide=(ENV_TOKEN,))
+    step.detail = f"pid {process.pid if process else None}"
 
 
 def _hello_version(death: Fault) -> str | None:

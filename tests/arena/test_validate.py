@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.botproc import Limits
+from arena.botproc import Limits, bwrap_status
 from arena.cli import main
 from arena.clock import TimeControl
 from arena.engine import Rules
@@ -209,6 +209,16 @@ def test_symlink_pointing_outside(tmp_path: Path) -> None:
     assert "data.txt -> ../secret.txt" in failure.detail and "outside the bot folder" in failure.detail
 
 
+def test_files_the_sandbox_user_cannot_read(tmp_path: Path) -> None:
+    folder = copy_of_random(tmp_path)
+    (folder / "weights.bin").write_bytes(b"secret")
+    (folder / "weights.bin").chmod(0o600)
+    failure = validate(folder, FAILING).first_failure
+    assert failure is not None and failure.name == "files"
+    assert "weights.bin: not readable by the bot's user" in failure.detail
+    assert f"chmod -R a+rX {folder}" in failure.detail
+
+
 def test_process_that_exits_before_hello_fails_start(tmp_path: Path) -> None:
     folder = copy_of_random(tmp_path)
     (folder / "bot.py").write_text("import sys\nprint('no arena for me', file=sys.stderr)\nsys.exit(5)\n")
@@ -231,6 +241,33 @@ def test_cli_exit_status_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[
     data = json.loads(capsys.readouterr().out)
     assert data["passed"] is False and data["failed_step"] == "command"
     assert [s["status"] for s in data["steps"]][:4] == ["pass", "pass", "fail", "skip"]
+
+
+@pytest.mark.skipif(bwrap_status()[0] is None, reason="needs bubblewrap: apt-get install bubblewrap")
+def test_report_shows_the_whole_sandbox_view(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    runtime = Path("/opt") / f"arena-test-runtime-{os.getpid()}"
+    if not os.access("/opt", os.W_OK):
+        pytest.skip("needs a writable /opt (run as root) for the extra path")
+    folder = copy_of_random(tmp_path)
+    with (folder / "bot.toml").open("a") as fh:
+        fh.write(f'extra_paths = ["{runtime}"]\n')
+    runtime.mkdir()
+    try:
+        limits = ["--time-limit-ms", "250", "--bank-ms", "5000", "--sandbox", "bwrap"]
+        assert main(["validate", str(folder), "--json", *limits]) == 0
+        view = json.loads(capsys.readouterr().out)["sandbox_view"]
+        assert main(["validate", str(folder), *limits]) == 0
+        text = capsys.readouterr().out
+    finally:
+        runtime.rmdir()
+    assert view["uid"] == 65534 and view["disk_bytes"] == 64 << 20
+    mounts = {m["target"]: m for m in view["mounts"]}
+    assert mounts[str(folder)]["writable"] is False and mounts[str(runtime)]["purpose"] == "extra path in bot.toml"
+    assert mounts["/tmp"]["writable"] is True and mounts["/tmp"]["size_bytes"] + mounts["/dev/shm"]["size_bytes"] == 64 << 20
+    assert str(REPO) not in mounts and view["env"]["ARENA_TOKEN"] == "(hidden)"
+    assert view["env"]["PYTHONPATH"] == "/arena-sdk"
+    assert "sandbox view: uid 65534" in text and f"ro  {runtime}  = {runtime}  (extra path in bot.toml)" in text
+    assert "rw  /tmp  tmpfs, at most 63 MiB" in text and "env  ARENA_TOKEN=(hidden)" in text
 
 
 def test_spawner_child_outlives_it_in_the_fallback_sandbox_and_is_killed() -> None:
