@@ -9,7 +9,8 @@ The default registry is ``$ARENA_REGISTRY``, else ``$XDG_DATA_HOME/sixty-six-are
 (``~/.local/share/...`` when XDG_DATA_HOME is unset). ``submit`` validates a folder and stores
 it; an unchanged resubmission is a no-op, and a changed bot needs a new version. Tournaments
 name entries as ``NAME@VERSION`` or ``NAME`` (the newest version): ``resolve`` turns that into
-the entry's bot folder, and ``is_validated`` tells whether a folder may enter a tournament.
+the entry's bot folder, and ``is_validated`` tells whether a folder may enter a tournament,
+from the registry's own records only.
 """
 
 from __future__ import annotations
@@ -161,16 +162,14 @@ def resolve(spec: str, registry: Path | None = None) -> Path:
 
 
 def is_validated(bot_dir: Path | str, registry: Path | None = None) -> bool:
-    """Whether ``bot_dir`` passed validation as it is now: it is a registry entry's copy (or has
-    the name, version and fingerprint of an entry in ``registry``) marked validated, and its files
-    have not changed since."""
+    """Whether ``bot_dir`` passed validation as it is now: ``registry`` (the configured one)
+    holds a validated entry for its manifest's ``name@version`` with the fingerprint of its
+    files. Only the registry's own records count: an ``entry.json`` beside a folder elsewhere
+    says nothing."""
     path = Path(bot_dir).expanduser().absolute()
     try:
-        if path.name == BOT_FOLDER and (path.parent / ENTRY_FILE).is_file():
-            entry: Entry | None = Entry.load(path.parent)
-        else:
-            manifest = load_manifest(path)
-            entry = find(manifest.name, manifest.version, registry)
+        manifest = load_manifest(path)
+        entry = find(manifest.name, manifest.version, registry)
         return entry is not None and entry.validated and fingerprint(path) == entry.fingerprint
     except ArenaError:
         return False

@@ -66,7 +66,7 @@ def test_submit_resubmit_change_and_bump(bot: Path, tmp_path: Path) -> None:
     assert [e.spec for e in entries(registry)] == ["mine@1.0", "mine@1.1"]
     assert resolve("mine", registry) == registry / "mine" / "1.1" / "bot"
     assert resolve("mine@1.0", registry) == stored / "bot"
-    assert is_validated(bot, registry) and is_validated(stored / "bot")
+    assert is_validated(bot, registry) and is_validated(stored / "bot", registry)
 
 
 def test_resolve_errors_and_version_order(tmp_path: Path) -> None:
@@ -92,9 +92,33 @@ def test_is_validated_false_for_unknown_changed_or_broken(bot: Path, tmp_path: P
     shutil.copytree(bot, copy / "bot")
     (copy / ENTRY_FILE).write_text(json.dumps({"name": "mine", "version": "1.0",
                                                "fingerprint": fingerprint(bot), "validated": True}))
-    assert is_validated(copy / "bot") and is_validated(bot, tmp_path / "registry")
+    assert is_validated(copy / "bot", tmp_path / "registry") and is_validated(bot, tmp_path / "registry")
     (copy / "bot" / "bot.py").write_text("changed")
-    assert not is_validated(copy / "bot")
+    assert not is_validated(copy / "bot", tmp_path / "registry")
+
+
+def test_a_forged_entry_beside_a_folder_is_refused(bot: Path, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """An entry.json next to a folder named bot, outside the configured registry, claiming
+    the folder's own fingerprint: no validation status, and the tournament refuses it."""
+    registry = tmp_path / "registry"
+    assert submit(bot, registry, settings=FAST).status == "added"  # mine@1.0, the real one
+    forged = tmp_path / "forged" / "mine" / "1.0"
+    shutil.copytree(bot, forged / "bot")
+    (forged / "bot" / "bot.py").write_text((forged / "bot" / "bot.py").read_text() + "\n# changed\n")
+    (forged / ENTRY_FILE).write_text(json.dumps({
+        "schema": 1, "name": "mine", "version": "1.0", "fingerprint": fingerprint(forged / "bot"),
+        "validated": True, "submitted_at": "2026-01-01T00:00:00+00:00", "source": str(bot)}))
+    assert is_validated(bot, registry)
+    assert not is_validated(forged / "bot", registry)
+    assert not is_validated(forged / "bot", tmp_path / "forged" / "elsewhere")
+    toml = tmp_path / "t.toml"
+    toml.write_text(f'name = "t"\nregistry = "{registry}"\noutput = "{tmp_path / "out"}"\n'
+                    f'[[bots]]\npath = "{forged / "bot"}"\n[[bots]]\nregistry = "mine@1.0"\n')
+    assert main(["run", str(toml), "--quiet"]) != 0
+    err = capsys.readouterr().err
+    assert "only validated bots may enter" in err and str(forged / "bot") in err
+    assert not (tmp_path / "out" / "arena.sqlite").exists()
 
 
 def assert_nothing_written(registry: Path) -> None:
