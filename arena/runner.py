@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.botproc import Manifest, fingerprint, load_manifest, resolve_mode
+from arena.botproc.fingerprint import runtime_changes, runtime_files
 from arena.faults import Fault, FaultKind
 from arena.logsetup import renew_forwarding
 from arena.matchplay import MatchSettings, SessionPool, play_match
@@ -270,8 +271,10 @@ def open_tournament(config: TournamentConfig) -> tuple[Store, int, list[Pair], l
             ]
             tid = store.create_tournament(config.name, config.seed, config.to_dict(), entrants,
                                           [(p.index, p.a, p.b, p.seed) for p in pairs], deal_key=deals.key)
+            store.record_runtime(tid, runtime_files())
         else:
             tid = _check_resume(store, config, prints)
+            _check_runtime(store, tid)
             deals = store.deals(tid)
             if deals.mode is not config.deals:
                 raise ConfigError(f"{out}: the tournament's settings say {config.deals} deals, but its store "
@@ -312,6 +315,24 @@ def _check_resume(store: Store, config: TournamentConfig, prints: list[str]) -> 
                 f"{entrant['fingerprint'][:12]} then, {fp[:12]} now): a changed bot is a new entrant; "
                 f"start a new tournament in a new output folder")
     return int(row["id"])
+
+
+def _check_runtime(store: Store, tid: int) -> None:
+    """Refuse to resume when the project code the bots import (the SDK) changed since the
+    tournament started, naming the files; a store from before runtimes were kept records it."""
+    now = runtime_files()
+    then = store.runtime(tid)
+    if then is None:
+        log.warning("%s: no runtime fingerprint stored (an older tournament); recording the current one",
+                    store.path)
+        store.record_runtime(tid, now)
+        return
+    changes = runtime_changes(then, now)
+    if changes:
+        shown = ", ".join(changes[:6]) + (f" and {len(changes) - 6} more" if len(changes) > 6 else "")
+        raise ConfigError(f"the code every bot runs besides its own folder changed since this tournament "
+                          f"started ({shown}): the bots would not be the ones that played; restore those "
+                          f"files, or start a new tournament in a new output folder")
 
 
 def _pair_results(outcomes: list[dict[str, Any]], seats: list[tuple[int, int]]) -> PairResults:

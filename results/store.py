@@ -162,6 +162,14 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )
         """,
     ),
+    (  # 3: the project code every bot runs beside its own folder (path -> sha256), per tournament.
+        """
+        CREATE TABLE runtimes (
+            tournament_id INTEGER PRIMARY KEY REFERENCES tournaments(id),
+            files_json TEXT NOT NULL
+        )
+        """,
+    ),
 )
 
 sqlite3.register_converter("SEEDTEXT", int)  # int(b"123") == 123
@@ -403,6 +411,20 @@ class Store:
                 [(tid, index, a, b, str(seed_)) for index, a, b, seed_ in pairs],
             )
         return int(tid)
+
+    def record_runtime(self, tid: int, files: dict[str, str]) -> None:
+        """Store the digests of the project files the bots run (``runtime_files()``), once."""
+        with self.transaction() as db:
+            db.execute("INSERT INTO runtimes (tournament_id, files_json) VALUES (?, ?)",
+                       (tid, json.dumps(files, sort_keys=True)))
+
+    def runtime(self, tid: int) -> dict[str, str] | None:
+        """The runtime digests stored for the tournament; None for a store made before them."""
+        row = self.db.execute("SELECT files_json FROM runtimes WHERE tournament_id = ?", (tid,)).fetchone()
+        if row is None:
+            return None
+        files = json.loads(row[0])
+        return {str(k): str(v) for k, v in files.items()}
 
     def _owner_only(self) -> None:
         """Make the database (and its WAL and shared-memory files) readable by its owner only."""

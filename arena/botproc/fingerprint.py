@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from arena.botproc.manifest import MANIFEST_NAME, ManifestError
-from arena.botproc.view import ARENA_STUB, sdk_packages
+from arena.botproc import view
 
 IGNORED_DIRS = frozenset({"__pycache__"})
 
@@ -59,8 +59,8 @@ def fingerprint(bot_dir: Path | str) -> str:
 def runtime_files() -> dict[str, str]:
     """sha256 (hex) of every file a bot is shown from the project, by its path under the
     sandbox's import root (``botkit/policies.py``, ``arena/__init__.py``, ...)."""
-    files = {"arena/__init__.py": hashlib.sha256(b"F" + ARENA_STUB).hexdigest()}
-    for prefix, folder in sdk_packages().items():
+    files = {"arena/__init__.py": hashlib.sha256(b"F" + view.ARENA_STUB).hexdigest()}
+    for prefix, folder in view.sdk_packages().items():
         for rel, full in _files(folder):
             files[f"{prefix}/{rel}"] = hashlib.sha256(_body(full)).hexdigest()
     return dict(sorted(files.items()))
