@@ -17,7 +17,7 @@ import json
 import logging
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -432,6 +432,35 @@ class Store:
             part = self.path.with_name(self.path.name + suffix)
             if part.exists():
                 part.chmod(0o600)
+
+    def add_entrant(self, tid: int, bot: dict[str, str]) -> int:
+        """Append an entrant to a tournament that grows (the competition server's ladder); returns
+        its number. Idempotent: an entrant with the same label is returned as it is."""
+        with self.transaction() as db:
+            row = db.execute("SELECT entrant FROM entrants WHERE tournament_id = ? AND label = ?",
+                             (tid, bot["label"])).fetchone()
+            if row is not None:
+                return int(row[0])
+            db.execute("INSERT OR IGNORE INTO bots (name, version, fingerprint, path) VALUES (?, ?, ?, ?)",
+                       (bot["name"], bot["version"], bot["fingerprint"], bot["path"]))
+            bot_id = db.execute("SELECT id FROM bots WHERE name = ? AND version = ? AND fingerprint = ?",
+                                (bot["name"], bot["version"], bot["fingerprint"])).fetchone()[0]
+            entrant = db.execute("SELECT coalesce(max(entrant), -1) + 1 FROM entrants WHERE tournament_id = ?",
+                                 (tid,)).fetchone()[0]
+            db.execute("INSERT INTO entrants (tournament_id, entrant, bot_id, label) VALUES (?, ?, ?, ?)",
+                       (tid, entrant, bot_id, bot["label"]))
+        return int(entrant)
+
+    def add_pair(self, tid: int, a: int, b: int, seed_of: Callable[[int], int]) -> int:
+        """Schedule one more pair (``a`` against ``b``) at the next pair index; its seed is
+        ``seed_of(index)``. Returns the index. The pair is stored before it is played, so a
+        restart plays it again with the same seed rather than counting it twice."""
+        with self.transaction() as db:
+            index = db.execute("SELECT coalesce(max(pair_index), -1) + 1 FROM pairs WHERE tournament_id = ?",
+                               (tid,)).fetchone()[0]
+            db.execute("INSERT INTO pairs (tournament_id, pair_index, entrant_a, entrant_b, seed) VALUES (?, ?, ?, ?, ?)",
+                       (tid, index, a, b, str(seed_of(index))))
+        return int(index)
 
     # ------------------------------------------------------------------ reads
 

@@ -16,10 +16,11 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from arena.server import accounts, submissions
+from arena.server import accounts, submissions, views
 from arena.server.config import MiB
 from arena.server.db import PARTICIPANT, ServerDB
 from arena.server.guards import ASGIApp, BodyLimit, RateLimit, RateLimiter
+from arena.server.standings import BoardCache
 from arena.server.web import EXCEPTION_HANDLERS, STATIC, page
 
 FORM_OVERHEAD = 1 * MiB  # room for the multipart framing and the other fields around an archive
@@ -36,20 +37,23 @@ def health(request: Request) -> Response:
     return JSONResponse({"ok": True})
 
 
-def make_app(folder: Path, *, on_submission: Callable[[], None]) -> ASGIApp:
+def make_app(folder: Path, *, on_submission: Callable[[], None], on_change: Callable[[], None]) -> ASGIApp:
     """The whole server for data folder ``folder``, guards included.
 
-    ``on_submission`` is called after each upload is queued (it wakes the validation queue).
+    ``on_submission`` is called after each upload is queued (it wakes the validation queue),
+    ``on_change`` after the organiser changed what the ladder plays (it wakes the ladder).
     """
     db = ServerDB(folder)
     config = db.config()
     app = Starlette(
-        routes=[Route("/", home, methods=["GET"]), Route("/api/health", health, methods=["GET"]), *accounts.ROUTES, *submissions.ROUTES,
+        routes=[Route("/", home, methods=["GET"]), Route("/api/health", health, methods=["GET"]), *accounts.ROUTES, *submissions.ROUTES, *views.ROUTES,
                 Mount("/static", StaticFiles(directory=STATIC), name="static")],
         exception_handlers=EXCEPTION_HANDLERS,
     )
     app.state.db = db
     app.state.on_submission = on_submission
+    app.state.on_change = on_change
+    app.state.boards = BoardCache(folder)
     largest = max([config.quotas.archive_bytes, *(u.quotas.archive_bytes for u in db.users())])
     guarded = BodyLimit(app, largest + FORM_OVERHEAD)
     return RateLimit(guarded, RateLimiter(config.rate_per_minute, config.rate_burst),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 
 from arena.server.config import ServerError
@@ -16,18 +17,25 @@ def serve(folder: Path, *, host: str, port: int, workers: int | None, cluster: s
         import uvicorn
     except ImportError:
         raise ServerError("the server needs its extra: pip install -e '.[server]'") from None
+    from arena.runner import cluster_executor
     from arena.server.app import make_app
+    from arena.server.ladder import Ladder
     from arena.server.validator import ValidationQueue
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    validation = ValidationQueue(folder)
-    app = make_app(folder, on_submission=validation.wake.set)
+    count = workers or os.cpu_count() or 1
+    ladder = Ladder(folder, count, (lambda: cluster_executor(cluster)) if cluster else None)
+    validation = ValidationQueue(folder, on_accept=lambda _submission: ladder.wake.set())
+    app = make_app(folder, on_submission=validation.wake.set, on_change=ladder.wake.set)
     config = uvicorn.Config(app, host=host, port=port, log_level="info", access_log=False, proxy_headers=True,
                             forwarded_allow_ips="127.0.0.1", limit_concurrency=256, timeout_keep_alive=5)
     print(f"serving {folder} on http://{host}:{port}/ (Ctrl-C stops)", flush=True)
     validation.start()
+    ladder.start()
     try:
         uvicorn.Server(config).run()
     finally:
-        validation.stop()
-        validation.join(timeout=5)
+        for service in (validation, ladder):
+            service.stop()
+        for service in (validation, ladder):
+            service.join(timeout=10)

@@ -63,11 +63,15 @@ class ValidationQueue(threading.Thread):
         self.on_accept = on_accept
         self.wake = threading.Event()
         self.stopping = threading.Event()
+        self._child: subprocess.Popen[str] | None = None
 
     def stop(self) -> None:
         """Ask the thread to end after the validation under way."""
         self.stopping.set()
         self.wake.set()
+        child = self._child
+        if child is not None and child.poll() is None:
+            child.kill()  # its submission is validated again on the next start
 
     def run(self) -> None:
         db = ServerDB(self.folder)
@@ -96,12 +100,19 @@ class ValidationQueue(threading.Thread):
         logs.mkdir(parents=True, exist_ok=True)
         timeout = max(TIMEOUT_FLOOR_S, 40 * (config.time_limit_ms + config.handshake_ms) / 1000.0)
         log.info("validating submission %d (%s v%d)", submission.id, submission.bot, submission.version)
+        child = self._child = subprocess.Popen(validation_command(bot_dir, logs, config), stdout=subprocess.PIPE,
+                                               stderr=subprocess.PIPE, text=True)
         try:
-            done = subprocess.run(validation_command(bot_dir, logs, config), capture_output=True, text=True,
-                                  timeout=timeout, check=False)
-            accepted, report, reason = _verdict(done)
+            out, err = child.communicate(timeout=timeout)
+            accepted, report, reason = _verdict(subprocess.CompletedProcess(child.args, child.returncode, out, err))
         except subprocess.TimeoutExpired:
+            child.kill()
+            child.communicate()
             accepted, report, reason = False, None, f"the validation took longer than {timeout:.0f} s"
+        finally:
+            self._child = None
+        if self.stopping.is_set():
+            return  # stopped mid-way: left 'validating', so it is queued again on the next start
         if report is not None:
             report["bot_dir"] = f"{submission.bot} v{submission.version}"  # not the server's own path
         if not accepted:

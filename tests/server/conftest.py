@@ -98,18 +98,48 @@ class Server:
         return httpx.Client(base_url=self.url, headers=headers, timeout=30.0)
 
 
+# Millisecond-scale limits: validations and ladder games stay short.
+FAST = ("--time-limit-ms", "300", "--handshake-ms", "5000", "--bank-ms", "2000")
+
+
+def init_server(folder: Path, *flags: str) -> Server:
+    """``arena server init`` a data folder (not started)."""
+    token = last_line(arena("server", "init", str(folder), *flags).stdout)
+    return Server(folder, "organiser", {"organiser": token})
+
+
 @pytest.fixture
 def make_server(tmp_path: Path) -> Iterator[Callable[..., Server]]:
     """``make_server(*init_flags)``: a fresh data folder (not started yet); stopped at the end."""
     made: list[Server] = []
 
     def make(*flags: str) -> Server:
-        folder = tmp_path / f"server{len(made)}"
-        token = last_line(arena("server", "init", str(folder), *flags).stdout)
-        server = Server(folder, "organiser", {"organiser": token})
-        made.append(server)
-        return server
+        made.append(init_server(tmp_path / f"server{len(made)}", *flags))
+        return made[-1]
 
     yield make
     for server in made:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def competition(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """One running server shared by the tests: participants alice, bob, carol and mallory;
+    alice's ``alicebot`` (the random bot) and bob's ``bobbot`` (greedy) accepted and playing."""
+    from .archives import bot_targz
+    from .helpers import board, upload, verdict, wait_for
+
+    server = init_server(tmp_path_factory.mktemp("competition") / "data", *FAST, "--pair-floor", "1")
+    for name in ("alice", "bob", "carol", "mallory"):
+        server.add_user(name)
+    server.start("--workers", "2")
+    try:
+        with server.client("alice") as alice, server.client("bob") as bob:
+            first = upload(alice, bot_targz("alicebot")).json()
+            second = upload(bob, bot_targz("bobbot", source="greedy")).json()
+            assert verdict(alice, first["id"])["status"] == "accepted"
+            assert verdict(bob, second["id"])["status"] == "accepted"
+            wait_for("two bots with games", lambda: (lb := board(bob))["pairs"] >= 3 and len(lb["bots"]) == 2)
+        yield server
+    finally:
         server.stop()

@@ -9,7 +9,7 @@ import pytest
 
 from arena.server import tokens
 
-from .conftest import Server, arena, last_line
+from .conftest import Server, arena, init_server
 
 pytestmark = pytest.mark.integration
 
@@ -29,6 +29,13 @@ def test_init_and_add_user_print_the_token_alone_on_the_last_line(make_server: C
     assert sorted(rows) == [("alice", "participant"), ("organiser", "organiser")]
 
 
+@pytest.fixture(scope="module")
+def folder_with_alice(tmp_path_factory: pytest.TempPathFactory) -> Server:
+    server = init_server(tmp_path_factory.mktemp("setup") / "data")
+    server.add_user("alice")
+    return server
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (["add-user", "{dir}", "alice"], "there is already an account named 'alice'"),
     (["add-user", "{dir}", "../evil"], "account name '../evil' is not allowed"),
@@ -36,10 +43,8 @@ def test_init_and_add_user_print_the_token_alone_on_the_last_line(make_server: C
     (["add-user", "{dir}/nowhere", "bob"], "not a server data folder"),
     (["add-user", "{dir}", "bob", "--max-files", "0"], "--files must be positive"),
 ])
-def test_bad_set_up_commands_say_why_in_one_line(make_server: Callable[..., Server], args: list[str],
-                                                  message: str) -> None:
-    server = make_server()
-    server.add_user("alice")
+def test_bad_set_up_commands_say_why_in_one_line(folder_with_alice: Server, args: list[str], message: str) -> None:
+    server = folder_with_alice
     done = arena("server", *[a.format(dir=server.folder) for a in args], check=False)
     assert done.returncode == 2
     assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
