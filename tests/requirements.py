@@ -88,7 +88,10 @@ def _c_toolchain() -> str | None:
 
 
 def _root() -> str | None:
-    return None if os.geteuid() == 0 else "not running as root"
+    """Root, checked by what the tests do with it: writing where only root may (``/opt``)."""
+    if os.geteuid() != 0:
+        return "not running as root"
+    return None if os.access("/opt", os.W_OK) else "/opt is not writable"
 
 
 def _tmpfs() -> str | None:
@@ -110,7 +113,7 @@ REQUIREMENTS: dict[str, Requirement] = {r.name: r for r in (
                 _chromium),
     Requirement("c-toolchain", "a C compiler, make and libzmq's headers", "apt-get install build-essential libzmq3-dev",
                 _c_toolchain),
-    Requirement("root", "root (mounts, other users)", "run the tests as root, e.g. in a container", _root),
+    Requirement("root", "root (a writable /opt, other users)", "run the tests as root, e.g. in a container", _root),
     Requirement("tmpfs", "root and tmpfs mounts", "run the tests as root with util-linux (apt-get install util-linux)",
                 _tmpfs),
 )}

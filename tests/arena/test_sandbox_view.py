@@ -11,6 +11,7 @@ import pytest
 from arena.botproc import Limits, ManifestError, SandboxError, SandboxMode, load_manifest, view
 from arena.botproc.sandbox import BOT_UID, SDK_ROOT
 from arena.botproc.view import MountKind, SandboxView
+from tests.requirements import require
 
 pytestmark = pytest.mark.unit
 
@@ -122,8 +123,7 @@ def test_extra_paths_are_checked_at_load(tmp_path: Path, value: str, message: st
 def test_extra_paths_are_shown_read_only_and_checked_again_at_launch(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     runtime = Path("/opt") / f"arena-test-runtime-{os.getpid()}"
-    if not os.access("/opt", os.W_OK):
-        pytest.skip("needs a writable /opt (run as root)")
+    require("root")
     runtime.mkdir()
     try:
         v = make_view(bot(tmp_path / "bot", f'extra_paths = ["{runtime}"]\n'))

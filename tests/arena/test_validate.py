@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.botproc import Limits, bwrap_status
+from arena.botproc import Limits
 from arena.cli import main
 from arena.clock import TimeControl
 from arena.engine import Rules
@@ -243,11 +243,9 @@ def test_cli_exit_status_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert [s["status"] for s in data["steps"]][:4] == ["pass", "pass", "fail", "skip"]
 
 
-@pytest.mark.skipif(bwrap_status()[0] is None, reason="needs bubblewrap: apt-get install bubblewrap")
+@pytest.mark.requires("bubblewrap", "root")
 def test_report_shows_the_whole_sandbox_view(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     runtime = Path("/opt") / f"arena-test-runtime-{os.getpid()}"
-    if not os.access("/opt", os.W_OK):
-        pytest.skip("needs a writable /opt (run as root) for the extra path")
     folder = copy_of_random(tmp_path)
     with (folder / "bot.toml").open("a") as fh:
         fh.write(f'extra_paths = ["{runtime}"]\n')
