@@ -18,18 +18,12 @@ from starlette.staticfiles import StaticFiles
 
 from arena.server import accounts, submissions, views
 from arena.server.config import MiB
-from arena.server.db import PARTICIPANT, ServerDB
+from arena.server.db import ServerDB
 from arena.server.guards import ASGIApp, BodyLimit, RateLimit, RateLimiter
 from arena.server.standings import BoardCache
-from arena.server.web import EXCEPTION_HANDLERS, STATIC, page
+from arena.server.web import EXCEPTION_HANDLERS, REPORT, STATIC
 
 FORM_OVERHEAD = 1 * MiB  # room for the multipart framing and the other fields around an archive
-
-
-def home(request: Request) -> Response:
-    """The front page."""
-    participants = sum(1 for u in request.app.state.db.users() if u.role == PARTICIPANT)
-    return page(request, "home.html.j2", participants=participants)
 
 
 def health(request: Request) -> Response:
@@ -46,7 +40,8 @@ def make_app(folder: Path, *, on_submission: Callable[[], None], on_change: Call
     db = ServerDB(folder)
     config = db.config()
     app = Starlette(
-        routes=[Route("/", home, methods=["GET"]), Route("/api/health", health, methods=["GET"]), *accounts.ROUTES, *submissions.ROUTES, *views.ROUTES,
+        routes=[Route("/api/health", health, methods=["GET"]), *accounts.ROUTES, *submissions.ROUTES, *views.ROUTES,
+                Mount("/static/report", StaticFiles(directory=REPORT / "static"), name="report-static"),
                 Mount("/static", StaticFiles(directory=STATIC), name="static")],
         exception_handlers=EXCEPTION_HANDLERS,
     )

@@ -5,18 +5,21 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, FileSystemLoader, select_autoescape
+from jinja2 import ChoiceLoader, Environment, FileSystemLoader, PrefixLoader, select_autoescape
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
+import results.report
 from arena.server.auth import HTTPError, csrf_token, current_user
 from arena.server.guards import BodyTooLarge
 
 TEMPLATES = Path(__file__).parent / "templates"
 STATIC = Path(__file__).parent / "static"
+REPORT = Path(results.report.__file__).parent  # the HTML report's hand replay (template, script, style)
 
-_env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["j2", "html"]),
-                   trim_blocks=True, lstrip_blocks=True)
+_env = Environment(
+    loader=ChoiceLoader([FileSystemLoader(TEMPLATES), PrefixLoader({"report": FileSystemLoader(REPORT / "templates")})]),
+    autoescape=select_autoescape(["j2", "html"]), trim_blocks=True, lstrip_blocks=True)
 
 
 def page(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
