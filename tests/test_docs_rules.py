@@ -1,17 +1,21 @@
-"""docs/rules.md's option and profile tables say exactly what ``arena.engine.Rules`` accepts."""
+"""The documents' tables say what the engine does: docs/rules.md's options and profiles are what
+``arena.engine.Rules`` accepts, and PROTOCOL.md's canonical order is the order of ``legal_actions``."""
 
 from __future__ import annotations
 
 import json
+import random
 import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from arena.engine import OPTION_DESCRIPTIONS, PROFILES, Rules
+from arena.engine import OPTION_DESCRIPTIONS, PROFILES, Hand, Rules
 
-RULES_DOC = Path(__file__).resolve().parent.parent / "docs" / "rules.md"
+REPO = Path(__file__).resolve().parent.parent
+RULES_DOC = REPO / "docs" / "rules.md"
+PROTOCOL_DOC = REPO / "protocol" / "PROTOCOL.md"
 ROW = re.compile(r"^\| `(\w+)` \| (.+?) \| (.+?) \| (.+) \|$")
 
 
@@ -71,3 +75,33 @@ def test_the_profile_table_lists_each_profiles_options() -> None:
             pairs = re.findall(r"`(\w+) = ([^`]+)`", match.group(2))
             documented[match.group(1)] = {k: value(v) for k, v in pairs}
     assert documented == PROFILES
+
+
+def documented_order() -> tuple[list[str], str, str]:
+    """PROTOCOL.md's canonical order: the non-play actions, then the suit and rank orders of plays."""
+    text = " ".join(PROTOCOL_DOC.read_text().split("**Canonical order.**", 1)[1].split("\n\n", 1)[0].split())
+    head, plays = text.split("then `play`", 1)
+    suits = re.search(r"by suit ([CDHS, ]+) and", plays)
+    ranks = re.search(r"within a suit ([AKQJT9, ]+)\.", plays)
+    assert suits and ranks, text
+    return re.findall(r"`([a-z]+(?: [CDHS])?)`", head), suits.group(1).replace(", ", ""), ranks.group(1).replace(", ", "")
+
+
+@pytest.mark.parametrize("profile", sorted(PROFILES))
+def test_legal_actions_come_in_protocol_mds_canonical_order(profile: str) -> None:
+    actions, suits, ranks = documented_order()
+    assert set(actions) == {"exchange", "close", "draw", "declare", "pass"} | {f"meld {s}" for s in "CDHS"}
+
+    def key(action: str) -> tuple[int, int, int]:
+        if action.startswith("play "):
+            card = action.removeprefix("play ")
+            return len(actions), suits.index(card[1]), ranks.index(card[0])
+        return actions.index(action), 0, 0
+
+    rng = random.Random(profile)
+    for seed in range(60):
+        hand = Hand.deal_seeded(seed, dealer=seed % 2, rules=Rules.profile(profile))
+        while not hand.is_over:
+            legal = hand.legal_actions()
+            assert legal == sorted(legal, key=key), legal
+            hand.apply(rng.choice(legal))
