@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from arena.botproc import Manifest, fingerprint, load_manifest, resolve_mode
+from arena.botproc import Limits, Manifest, fingerprint, load_manifest, resolve_mode
 from arena.botproc.fingerprint import runtime_changes, runtime_files
 from arena.faults import Fault, FaultKind
 from arena.logsetup import renew_forwarding
@@ -404,7 +404,8 @@ def run_tournament(
         env = RatingEnv()
         rater = _restore_rater(store, tid, len(labels), env)
         settings = MatchSettings(rules=config.rules, time_control=config.time_control, policy=config.fault_policy,
-                                 sandbox=config.sandbox, fresh=config.fresh)
+                                 sandbox=config.sandbox, fresh=config.fresh,
+                                 limits=Limits(disk_bytes=config.disk_mb << 20))
         run_dir = str(config.output / BOT_LOGS)
         todo = deque(
             PairTask(p.index, p.seed, (str(config.bots[p.a].path), str(config.bots[p.b].path)),

@@ -12,6 +12,7 @@ A tournament file looks like this (every key but ``bots`` is optional)::
     fault_policy = "strict"       # strict | lenient
     sandbox = "auto"              # auto | bwrap | fallback
     fresh = false                 # new bot processes for every match
+    disk_mb = 64                  # what each bot process may write in all (its /tmp and /dev/shm)
 
     [rules]
     profile = "default"           # default | pagat | santase, then any option of docs/rules.md#options
@@ -43,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.botproc import SandboxMode
+from arena.botproc.sandbox import DEFAULT_DISK_BYTES
 from arena.clock import TimeControl
 from arena.engine import Rules
 from arena.errors import ArenaError
@@ -52,7 +54,7 @@ from arena.schedule import Format
 from results.deals import DealMode
 
 _TOP_KEYS = {"name", "format", "pairs_per_pairing", "seed", "deals", "concurrency", "output", "fault_policy",
-             "sandbox", "fresh", "rules", "time_control", "bots", "cluster", "registry", "allow_unvalidated"}
+             "sandbox", "fresh", "disk_mb", "rules", "time_control", "bots", "cluster", "registry", "allow_unvalidated"}
 _TIME_KEYS = {"time_limit_ms", "bank_ms", "handshake_ms"}
 _BOT_KEYS = {"path", "name", "registry"}
 
@@ -86,6 +88,7 @@ class TournamentConfig:
     fault_policy: FaultPolicy = FaultPolicy.STRICT
     sandbox: SandboxMode = SandboxMode.AUTO
     fresh: bool = False
+    disk_mb: int = DEFAULT_DISK_BYTES >> 20
     profile: str = "default"
     rule_options: tuple[tuple[str, Any], ...] = ()
     time_control: TimeControl = field(default_factory=TimeControl)
@@ -123,6 +126,7 @@ class TournamentConfig:
             "output": str(self.output),
             "sandbox": str(self.sandbox),
             "fresh": self.fresh,
+            "disk_mb": self.disk_mb,
             "cluster": self.cluster,
             "registry": None if self.registry is None else str(self.registry),
             "allow_unvalidated": self.allow_unvalidated,
@@ -143,6 +147,7 @@ class TournamentConfig:
             fault_policy=FaultPolicy(data["fault_policy"]),
             sandbox=SandboxMode(data["sandbox"]),
             fresh=data["fresh"],
+            disk_mb=data.get("disk_mb", DEFAULT_DISK_BYTES >> 20),  # stored before the disk bound
             profile=data["profile"],
             rule_options=tuple(sorted(data["rule_options"].items())),
             time_control=TimeControl(**data["time_control"]),
@@ -242,6 +247,7 @@ def config_from_dict(data: dict[str, Any], *, where: str, base: Path) -> Tournam
         fault_policy=_choice(where, "fault_policy", data.get("fault_policy", "strict"), FaultPolicy),
         sandbox=_choice(where, "sandbox", data.get("sandbox", "auto"), SandboxMode),
         fresh=_expect(where, "fresh", data.get("fresh", False), bool, "true or false"),
+        disk_mb=_positive(where, "disk_mb", data.get("disk_mb", DEFAULT_DISK_BYTES >> 20)),
         profile=profile,
         rule_options=tuple(sorted(rules_table.items())),
         time_control=time_control,

@@ -13,7 +13,7 @@ from arena.commands.common import add_rules_option, rules_from
 
 def cmd_match(args: argparse.Namespace) -> int:
     """Play one match between two bot folders as sandboxed processes and print it."""
-    from arena.botproc import SandboxMode, load_manifest
+    from arena.botproc import Limits, SandboxMode, load_manifest
     from arena.clock import TimeControl
     from arena.faults import FaultPolicy
     from arena.matchplay import MatchSettings, SessionPool, play_match
@@ -27,6 +27,7 @@ def cmd_match(args: argparse.Namespace) -> int:
         policy=FaultPolicy(args.policy),
         sandbox=SandboxMode(args.sandbox),
         fresh=True,
+        limits=Limits(disk_bytes=args.disk_mb << 20),
     )
     run_dir = Path(args.run_dir) if args.run_dir else Path(tempfile.mkdtemp(prefix="arena-match-"))
     with SessionPool(run_dir, settings) as pool:
@@ -60,6 +61,13 @@ def cmd_match(args: argparse.Namespace) -> int:
     return 0
 
 
+def _megabytes(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the subcommand."""
     match = sub.add_parser("match", help="play one match between two bot folders as separate processes (public, "
@@ -76,5 +84,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     match.add_argument("--policy", choices=["strict", "lenient"], default="strict", help="fault policy")
     match.add_argument("--sandbox", choices=["auto", "bwrap", "fallback"], default="auto",
                        help="bubblewrap sandbox (auto: use it when it works here)")
+    match.add_argument("--disk-mb", type=_megabytes, default=64,
+                       help="what each bot may write in all, its /tmp and /dev/shm (default 64)")
     match.add_argument("--run-dir", help="folder for bot logs (default: a new temporary folder)")
     match.set_defaults(func=cmd_match)
