@@ -11,7 +11,7 @@ import pytest
 from arena.botproc import Limits, ManifestError, SandboxError, SandboxMode, load_manifest, view
 from arena.botproc.sandbox import BOT_UID, SDK_ROOT
 from arena.botproc.view import MountKind, SandboxView
-from tests.requirements import require
+from arena.validation.report import view_lines
 
 pytestmark = pytest.mark.unit
 
@@ -101,8 +101,10 @@ def test_the_report_form_lists_every_mount_and_hides_secrets(tmp_path: Path) -> 
     data = v.to_dict(hide=("A",))
     assert data["uid"] == BOT_UID and data["env"] == {"A": "(hidden)"}
     assert {m["target"] for m in data["mounts"]} >= {"/usr", "/tmp", str(tmp_path / "bot")}
-    text = "\n".join(v.lines(hide=("A",)))
+    text = "\n".join(view_lines(data))
     assert f"uid {BOT_UID}" in text and "64 MiB in total" in text and "A=(hidden)" in text
+    assert "rw  /dev/shm  tmpfs, at most 1 MiB, mode 1777" in text
+    assert "not a security boundary" in view_lines(None)[0]  # the fallback says what it is
 
 
 @pytest.mark.parametrize(("value", "message"), [
@@ -120,10 +122,9 @@ def test_extra_paths_are_checked_at_load(tmp_path: Path, value: str, message: st
     assert info.value.field == "extra_paths"
 
 
-def test_extra_paths_are_shown_read_only_and_checked_again_at_launch(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.requires("root")
+def test_extra_paths_are_shown_read_only_and_checked_again_at_launch(tmp_path: Path) -> None:
     runtime = Path("/opt") / f"arena-test-runtime-{os.getpid()}"
-    require("root")
     runtime.mkdir()
     try:
         v = make_view(bot(tmp_path / "bot", f'extra_paths = ["{runtime}"]\n'))

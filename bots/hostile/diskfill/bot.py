@@ -1,7 +1,7 @@
 """Hostile bot: fills every writable place until refused, then plays like greedy on a full disk.
 
-Before its hello it writes 1 MiB blocks into files of at most 8 MiB (under the 16 MiB file-size
-limit) in its working directory, ``/tmp``, ``/dev/shm`` and ``/dev``, each until a write fails,
+Before its hello it writes files of at most 8 MiB (under the 16 MiB file-size limit) in its
+working directory, ``/tmp``, ``/dev/shm`` and ``/dev``, each until a write fails,
 and prints one stderr line per place and a summary (the test reads the bot's log)::
 
     diskfill: FILLED /tmp/work 47.0 MiB, then OSError: [Errno 28] No space left on device
@@ -28,17 +28,23 @@ PLACES = (Path.cwd(), Path("/tmp"), Path("/dev/shm"), Path("/dev"))
 
 
 def fill(folder: Path) -> dict[str, Any]:
-    """Write blocks into new files in ``folder`` until a write fails; how far it got and why."""
+    """Write into new files in ``folder`` until a write fails; how many bytes landed, and why it
+    stopped (unbuffered writes: a partial write counts what it wrote)."""
     written, index = 0, 0
     while True:
         try:
-            with open(folder / f"fill-{index}", "wb") as fh:
-                for _ in range(FILE_BYTES // len(BLOCK)):
-                    fh.write(BLOCK)
-                    fh.flush()
-                    written += len(BLOCK)
+            fd = os.open(folder / f"fill-{index}", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         except OSError as exc:
             return {"bytes": written, "error": f"{type(exc).__name__}: {exc}"}
+        try:
+            in_file = 0
+            while in_file < FILE_BYTES:
+                in_file += os.write(fd, BLOCK[: FILE_BYTES - in_file])
+            written += in_file
+        except OSError as exc:
+            return {"bytes": written + in_file, "error": f"{type(exc).__name__}: {exc}"}
+        finally:
+            os.close(fd)
         index += 1
 
 

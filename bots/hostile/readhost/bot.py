@@ -52,11 +52,11 @@ def note(attack: str, leaked: bool, detail: str) -> None:
 
 
 def allowed() -> list[Path]:
-    """What the sandbox means to show: its own folder, the interpreter, the SDK, /tmp (private),
-    its link folder."""
+    """What the sandbox means to show: its own folder, the interpreter, the SDK, its working
+    directory and link folder, and /tmp when it is the sandbox's private one."""
     link = os.environ.get("ARENA_ENDPOINT", "")[len("ipc://"):]
     paths = [HERE, Path(sys.prefix), Path(sys.base_prefix), Path(os.path.realpath(sys.executable)).parent,
-             SDK, Path("/tmp")]
+             SDK, WORKDIR, *([Path("/tmp")] if SDK.is_dir() else [])]
     return paths + ([Path(link).parent] if link else [])
 
 
@@ -110,6 +110,8 @@ def host_processes() -> None:
     pids = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
     lines = []
     for pid in pids:
+        if pid == os.getpid():
+            continue
         try:
             lines.append(Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()[:80])
         except OSError:
