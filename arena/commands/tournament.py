@@ -7,13 +7,13 @@ import json
 import sys
 from pathlib import Path
 
-def _print_leaderboard(out: Path, fmt: str = "table", crosstable: bool = False) -> None:
+def _print_leaderboard(out: Path, fmt: str = "table", crosstable: bool = False, rating: str | None = None) -> None:
     """Print the leaderboard of the output folder and write its JSON and CSV exports there."""
     from results.leaderboard import build_leaderboard
     from results.store import DB_NAME, Store
 
     with Store(out / DB_NAME, readonly=True) as store:
-        board = build_leaderboard(store)
+        board = build_leaderboard(store, rating=rating)
     (out / "leaderboard.json").write_text(board.to_json() + "\n", encoding="utf-8")
     (out / "leaderboard.csv").write_text(board.to_csv(), encoding="utf-8")
     if fmt == "json":
@@ -106,7 +106,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
     """Print the leaderboard and write leaderboard.json and leaderboard.csv into DIR."""
-    _print_leaderboard(Path(args.dir), args.format, args.crosstable)
+    _print_leaderboard(Path(args.dir), args.format, args.crosstable, args.rating)
     return 0
 
 
@@ -207,7 +207,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     board = sub.add_parser("leaderboard", help="print the leaderboard; write leaderboard.json/.csv")
     board.add_argument("dir", metavar="DIR")
     board.add_argument("--format", choices=["table", "json", "csv"], default="table")
-    board.add_argument("--crosstable", action="store_true", help="also print head-to-head scores")
+    board.add_argument("--crosstable", action="store_true", help="also print head-to-head scores and pair statistics")
+    board.add_argument("--rating", choices=["bt", "trueskill"],
+                       help="what ranks the table: Bradley-Terry Elo or TrueSkill mu - 3 sigma (default: bt once "
+                            "the tournament is finished, trueskill while it runs); the exports carry both")
     board.set_defaults(func=cmd_leaderboard)
 
     show = sub.add_parser("show", help="replay a stored match as text")

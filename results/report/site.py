@@ -16,6 +16,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from ..errors import StoreError
+from ..leaderboard import elo_text
 from ..store import DB_NAME, Store
 from .model import REASON_TEXT, ReportData, load_report_data, pretty
 
@@ -155,9 +156,11 @@ class Site:
         if path == "status.json":
             return json.dumps(self.status()).encode(), kind
         if path == "index.html":
-            return self._page("index.html.j2", "", chart=rating_chart(self.data), bars=self._bars()), kind
+            return self._page("index.html.j2", "", chart=rating_chart(self.data), bars=self._bars(),
+                              rank_bars=self._rank_bars(), score_colour=score_colour,
+                              entrant_of={s.bot: s.entrant for s in self.data.board.standings}), kind
         if path == "crosstable.html":
-            return self._page("crosstable.html.j2", "", score_colour=score_colour), kind
+            return self._page("crosstable.html.j2", "", score_colour=score_colour, elo_text=elo_text), kind
         if path == "matches.html":
             return self._page("matches.html.j2", ""), kind
         if path in self._bots:
@@ -185,6 +188,13 @@ class Site:
         return {s.entrant: {"left": round(100 * (s.mu - 3 * s.sigma - lo) / span, 2),
                             "width": round(100 * 6 * s.sigma / span, 2),
                             "mu": round(100 * (s.mu - lo) / span, 2)} for s in standings}
+
+    def _rank_bars(self) -> dict[int, dict[str, float]]:
+        """Rank-interval bars on the scale 1 .. number of bots, in percent."""
+        n = len(self.data.board.standings) or 1
+        return {s.entrant: {"left": round(100 * (s.bt.rank_ci95[0] - 1) / n, 2),
+                            "width": round(100 * (s.bt.rank_ci95[1] - s.bt.rank_ci95[0] + 1) / n, 2)}
+                for s in self.data.board.standings}
 
     def _bot_page(self, entrant: int) -> bytes:
         data = self.data

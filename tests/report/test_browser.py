@@ -126,6 +126,7 @@ def test_leaderboard_sorts_by_the_clicked_column(browser: Any, site_dir: Path, b
     header = browser.find_element("css selector", '#leaderboard th[data-key="bot"]')
     assert header.get_attribute("aria-sort") == "ascending"
     assert [s.bot for s in click("bot")] == sorted((s.bot for s in board.standings), key=str.lower, reverse=True)
+    assert [s.bt.elo for s in click("elo")] == sorted((s.bt.elo for s in board.standings), reverse=True)
     assert [s.mu for s in click("mu")] == sorted((s.mu for s in board.standings), reverse=True)
     assert [s.faults for s in click("faults")] == sorted((s.faults for s in board.standings), reverse=True)
     assert [s.sigma for s in click("sigma")] == sorted(s.sigma for s in board.standings)
@@ -338,3 +339,35 @@ def test_a_served_page_reloads_itself_when_a_pair_is_stored(browser: Any, live_r
         server.shutdown()
         server.server_close()
         thread.join(5)
+
+
+RANK_BARS = """
+return [...document.querySelectorAll('#leaderboard tbody tr')].map(tr => {
+  const cell = tr.querySelector('td.rank-interval');
+  const bar = cell.querySelector('.bar').getBoundingClientRect();
+  const range = cell.querySelector('.range').getBoundingClientRect();
+  return {low: +cell.dataset.low, high: +cell.dataset.high, left: (range.left - bar.left) / bar.width,
+          width: range.width / bar.width};
+});
+"""
+
+
+def test_rank_intervals_and_the_p_matrix_are_drawn(browser: Any, site_dir: Path, board: Leaderboard) -> None:
+    """Each rank-interval bar spans its interval on the 1..n scale; the heatmap cells shade by P."""
+    browser.set_window_size(1400, 1000)
+    browser.get((site_dir / "index.html").as_uri())
+    n = len(board.standings)
+    for bar in browser.execute_script(RANK_BARS):
+        assert bar["left"] == pytest.approx((bar["low"] - 1) / n, abs=0.02)
+        assert bar["width"] == pytest.approx((bar["high"] - bar["low"] + 1) / n, abs=0.02)
+    shades = browser.execute_script(
+        "return [...document.querySelectorAll('#p-better td.p')].map(td => "
+        "[+td.dataset.p, getComputedStyle(td).backgroundColor])")
+    assert len(shades) == n * (n - 1)
+    by_p = {p: colour for p, colour in shades}
+    assert all(by_p[p] == colour for p, colour in shades)  # the same P, the same shade
+    if len(by_p) > 1:
+        assert len(set(by_p.values())) > 1
+    browser.find_element("css selector", "#p-better").location_once_scrolled_into_view  # noqa: B018
+    screenshot(browser, site_dir, "p-matrix")
+    assert_clean(browser)

@@ -56,8 +56,10 @@ def test_leaderboard_shows_the_numbers_of_build_leaderboard_and_the_terminal_tab
         live_run: LiveRun, site_dir: Path, board: Leaderboard, capsys: pytest.CaptureFixture[str]) -> None:
     doc = page(site_dir, "index.html")
     rows = table_rows(doc.by_id("leaderboard"))
-    expected = [[str(s.rank), s.bot, f"{s.mu:.2f}", f"{s.sigma:.2f}", f"{s.conservative:.2f}", "", str(s.matches),
-                 f"{s.wins}-{s.losses}", f"{s.score_pct:.1f}", f"{s.points_per_hand:.3f}", str(s.faults)]
+    expected = [[str(s.rank), s.bot, f"{s.bt.elo:.0f}", f"{s.bt.elo_ci95[0]:.0f}..{s.bt.elo_ci95[1]:.0f}",
+                 f"{s.bt.rank_ci95[0]}-{s.bt.rank_ci95[1]}", f"{s.bt.p_top1:.2f}", f"{s.mu:.2f}", f"{s.sigma:.2f}",
+                 f"{s.conservative:.2f}", "", str(s.matches), f"{s.wins}-{s.losses}", f"{s.score_pct:.1f}",
+                 f"{s.points_per_hand:.3f}", str(s.faults)]
                 for s in board.standings]
     assert rows == expected
     assert board.pairs_done == board.pairs_total == 6 and sum(s.matches for s in board.standings) == 24
@@ -67,7 +69,20 @@ def test_leaderboard_shows_the_numbers_of_build_leaderboard_and_the_terminal_tab
     assert main(["leaderboard", str(live_run.out)]) == 0
     lines = capsys.readouterr().out.splitlines()
     terminal = [line.split() for line in lines[lines.index(next(x for x in lines if x.startswith("---"))) + 1:]]
-    assert terminal == [row[:5] + row[6:] for row in rows]
+    table = [line for line in terminal if line and not line[0].startswith("statistically")]
+    assert table == [row[:9] + row[10:] for row in rows]
+    assert board.ranked_by == "bt" and doc.by_id("ranked-by").attrs["data-rating"] == "bt"  # finished: BT ranks
+    assert [s.rank for s in board.standings] == [1, 2, 3, 4]
+    assert [s.bt.elo for s in board.standings] == sorted((s.bt.elo for s in board.standings), reverse=True)
+    heat = doc.by_id("p-better").find("td", class_="p")
+    assert len(heat) == 12
+    for cell in heat:
+        row = next(s for s in board.standings if str(s.entrant) == cell.attrs["data-row"])
+        col = next(s for s in board.standings if str(s.entrant) == cell.attrs["data-col"])
+        assert float(cell.attrs["data-p"]) == board.p_better[row.bot][col.bot]
+    tied = doc.by_id("tied-groups")
+    assert [" = ".join(a.text for a in li.find("a")) for li in tied.find("li")] == [
+        " = ".join(group) for group in board.tied_groups]
 
     chart = doc.by_id("rating-chart")
     series = chart.find("g", class_="series")
@@ -87,7 +102,21 @@ def test_crosstable_cells_are_the_leaderboards(site_dir: Path, board: Leaderboar
         expected = board.crosstable[row][col]
         shown = (int(cell.attrs["data-wins"]), int(cell.attrs["data-matches"]))
         assert shown == (expected["wins"], expected["matches"])
-        assert cell.text == f"{round(100 * expected['wins'] / expected['matches'])}% {expected['matches']}"
+        assert cell.text.startswith(f"{round(100 * expected['wins'] / expected['matches'])}% {expected['matches']} ")
+        pairs = cell.find("span", class_="pairs")[0]
+        counted = _pairs_from_rows(db, int(cell.attrs["data-row"]), int(cell.attrs["data-col"]))
+        assert (int(pairs.attrs["data-won"]), int(pairs.attrs["data-split"]), int(pairs.attrs["data-lost"])) == counted
+        assert pairs.text.startswith("{}/{}/{} · Elo ".format(*counted)) and " · LOS " in pairs.text
+
+
+def _pairs_from_rows(db: dict, row: int, col: int) -> tuple[int, int, int]:
+    """(2-0, 1-1, 0-2) pairs of entrant ``row`` against ``col``, counted from the match rows."""
+    wins: dict[int, list[int]] = {}
+    for m in db["matches"]:
+        if {m["seat0"], m["seat1"]} == {row, col} and not m["void"] and m["winner_seat"] is not None:
+            wins.setdefault(m["pair_index"], []).append(int((m["seat0"], m["seat1"])[m["winner_seat"]] == row))
+    outcomes = Counter(sum(w) for w in wins.values() if len(w) == 2)
+    return outcomes[2], outcomes[1], outcomes[0]
 
 
 def _behaviour_from_records(db: dict) -> dict[int, Counter]:

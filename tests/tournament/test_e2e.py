@@ -97,7 +97,9 @@ def test_a_small_tournament_end_to_end(tmp_path: Path) -> None:
     assert sum(s["wins"] for s in standings) == sum(s["losses"] for s in standings) == 12
     assert all(s["matches"] == 8 for s in standings)  # 2 opponents x 2 pairs x 2 halves
     assert [s["rank"] for s in standings] == [1, 2, 3]
-    assert standings[0]["conservative"] >= standings[1]["conservative"] >= standings[2]["conservative"]
+    assert board["ranked_by"] == "bt" and board["bt_model"]["unit"] == "match"  # finished: Bradley-Terry ranks
+    assert standings[0]["bt"]["elo"] >= standings[1]["bt"]["elo"] >= standings[2]["bt"]["elo"]
+    assert set(standings[0]["bt"]) == {"elo", "elo_ci95", "rank_ci95", "p_top1"}
     for row in standings:
         assert row["think_p50_ms"] is not None and row["think_max_ms"] >= row["think_p99_ms"] >= row["think_p50_ms"]
     matches = rows(out / "arena.sqlite", MATCHES)

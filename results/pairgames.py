@@ -1,0 +1,45 @@
+"""Stored match rows -> the rating input: per pair, who met whom and how many matches each won.
+
+A pair (the same decks twice, seats swapped) is the statistical unit of the Bradley-Terry
+bootstrap and of the head-to-head statistics. Void matches (harness faults) count for no one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+
+class MatchRow(Protocol):
+    """A stored match row (``sqlite3.Row`` or a dict with its columns)."""
+
+    def __getitem__(self, column: str, /) -> Any: ...
+
+
+@dataclass(frozen=True, slots=True)
+class PairGames:
+    """Pair ``index`` between entrants ``a`` (seat 0 of the first half) and ``b``: matches each won."""
+
+    index: int
+    a: int
+    b: int
+    a_wins: int
+    b_wins: int
+
+    @property
+    def decided(self) -> int:
+        """Matches of the pair with a winner (0, 1 or 2)."""
+        return self.a_wins + self.b_wins
+
+
+def pair_games(matches: Iterable[MatchRow]) -> list[PairGames]:
+    """Stored match rows (``Store.matches``) grouped into pairs, in schedule order."""
+    found: dict[int, list[int]] = {}  # pair index -> [a, b, a_wins, b_wins]
+    for match in matches:
+        seats = (match["seat0"], match["seat1"])
+        entry = found.setdefault(match["pair_index"], [*(seats if match["half"] == 0 else seats[::-1]), 0, 0])
+        if match["void"] or match["winner_seat"] is None:
+            continue
+        entry[2 if seats[match["winner_seat"]] == entry[0] else 3] += 1
+    return [PairGames(index, *entry) for index, entry in sorted(found.items())]
