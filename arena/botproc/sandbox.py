@@ -182,8 +182,9 @@ def resolve_mode(mode: SandboxMode | str) -> SandboxMode:
         raise SandboxError(f"sandbox 'bwrap' requested but {reason}")
     if not _warned_fallback:
         _warned_fallback = True
-        log.warning("!!! %s: bots will run WITHOUT a sandbox (no PID/network namespaces, "
-                    "writable filesystem); only process groups and rlimits apply. "
+        log.warning("!!! %s: bots will run WITHOUT a sandbox, as this user, seeing the whole "
+                    "machine (no namespaces, no disk bound, writable filesystem); only process groups "
+                    "and rlimits apply. This is NOT a security boundary: do not run untrusted bots. "
                     "Install bubblewrap (apt-get install bubblewrap). !!!", reason)
     return SandboxMode.FALLBACK
 

@@ -210,6 +210,7 @@ def test_auto_falls_back_loudly_once_without_bwrap(monkeypatch: pytest.MonkeyPat
         assert sandbox.resolve_mode("auto") is SandboxMode.FALLBACK
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1 and "WITHOUT a sandbox" in warnings[0].getMessage()
+    assert "NOT a security boundary" in warnings[0].getMessage()
     with pytest.raises(SandboxError, match="'bwrap' requested but bubblewrap"):
         sandbox.resolve_mode("bwrap")
     with pytest.raises(SandboxError, match="unknown sandbox mode"):
