@@ -73,6 +73,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_demo(args: argparse.Namespace) -> int:
+    """Create (once) and serve a demo competition."""
+    from arena.server.demo import demo_lines
+    from arena.server.run import serve
+
+    for line in demo_lines(Path(args.dir), args.port):
+        print(line, flush=True)
+    serve(Path(args.dir), host="127.0.0.1", port=args.port, workers=args.workers, cluster=None)
+    return 0
+
+
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add ``arena server`` and its subcommands."""
     server = sub.add_parser("server", help="the competition server: uploads, a live ladder, replays",
@@ -111,3 +122,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     run.add_argument("--workers", type=int, default=None, help="ladder pairs played at once (default: CPUs)")
     run.add_argument("--cluster", metavar="ADDR", help="play ladder pairs on a Dask scheduler (tcp://host:8786)")
     run.set_defaults(func=cmd_run)
+
+    demo = commands.add_parser("demo", help="create and serve a demo competition (alice and bob with the "
+                               "random and greedy bots)")
+    demo.add_argument("dir", metavar="DIR", help="data folder (created on first use)")
+    demo.add_argument("--port", type=int, default=8066, help="port on 127.0.0.1 (default 8066)")
+    demo.add_argument("--workers", type=int, default=None, help="ladder pairs played at once (default: CPUs)")
+    demo.set_defaults(func=cmd_demo)

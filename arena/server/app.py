@@ -16,7 +16,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from arena.server import accounts, submissions, views
+from arena.server import accounts, admin, submissions, views
 from arena.server.config import MiB
 from arena.server.db import ServerDB
 from arena.server.guards import ASGIApp, BodyLimit, RateLimit, RateLimiter
@@ -40,7 +40,7 @@ def make_app(folder: Path, *, on_submission: Callable[[], None], on_change: Call
     db = ServerDB(folder)
     config = db.config()
     app = Starlette(
-        routes=[Route("/api/health", health, methods=["GET"]), *accounts.ROUTES, *submissions.ROUTES, *views.ROUTES,
+        routes=[Route("/api/health", health, methods=["GET"]), *accounts.ROUTES, *submissions.ROUTES, *views.ROUTES, *admin.ROUTES,
                 Mount("/static/report", StaticFiles(directory=REPORT / "static"), name="report-static"),
                 Mount("/static", StaticFiles(directory=STATIC), name="static")],
         exception_handlers=EXCEPTION_HANDLERS,

@@ -423,6 +423,15 @@ class ServerDB:
                        ("accepted" if accepted else "rejected", json.dumps(report) if report is not None else None,
                         reason, stamp(), sid))
 
+    def set_disabled(self, name: str, reason: str | None, *, actor: str) -> bool:
+        """Take a bot out of play with a reason everyone sees (None: back in play); False if no such bot."""
+        with self.transaction() as db:
+            done = db.execute("UPDATE bots SET disabled_reason = ? WHERE name = ?", (reason, name)).rowcount
+            if done:
+                what = f"disabled {name}: {reason}" if reason is not None else f"enabled {name}"
+                db.execute("INSERT INTO events (at, actor, what) VALUES (?, ?, ?)", (stamp(), actor, what))
+        return bool(done)
+
     def active_versions(self) -> list[Submission]:
         """For each bot not disabled, its newest accepted submission: what the ladder plays."""
         rows = self.db.execute(

@@ -38,6 +38,7 @@ from arena.engine import Rules
 from arena.faults import FaultPolicy
 from arena.matchplay import MatchSettings
 from arena.runner import PairTask, play_pair, worker_init
+from arena.server import settle
 from arena.server.config import ServerConfig
 from arena.server.db import ServerDB
 from arena.server.pairing import Pairing, next_pairing
@@ -176,9 +177,16 @@ class _Loop:
         executor = self.ladder.factory()
         try:
             while not self.ladder.stopping.is_set():
-                active = self._sync_entrants()
-                if not self.db.get_state("paused", False):
-                    self._fill(executor, active)
+                if settle.wanted(self.db):
+                    if not self.in_flight:  # the ladder's pairs in flight finish first
+                        _shutdown(executor)
+                        self._settle()
+                        executor = self.ladder.factory()
+                        continue
+                else:
+                    active = self._sync_entrants()
+                    if not self.db.get_state("paused", False):
+                        self._fill(executor, active)
                 if not self.in_flight:
                     self.ladder.wake.wait(0.5)
                     self.ladder.wake.clear()
@@ -190,6 +198,16 @@ class _Loop:
                         break
         finally:
             _shutdown(executor)
+
+    def _settle(self) -> None:
+        """Play the settle phase; a failure is recorded in its state and the ladder goes on."""
+        try:
+            settle.play_settle(self.ladder.folder, self.db, self.ladder.factory, self.ladder.workers)
+        except Exception as exc:
+            log.exception("the settle phase failed")
+            state = self.db.get_state(settle.SETTLE_STATE)
+            state.update(status="failed", error=str(exc))
+            self.db.set_state(settle.SETTLE_STATE, state, actor="server", what=f"settle phase failed: {exc}")
 
     def _sync_entrants(self) -> dict[int, Entrant]:
         """Every active version as an entrant of the ladder tournament (added on first sight)."""

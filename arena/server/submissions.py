@@ -12,7 +12,7 @@ from __future__ import annotations
 import secrets
 import shutil
 from datetime import timedelta
-from typing import Any
+from typing import IO, Any
 
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
@@ -56,12 +56,17 @@ def store_upload(db: ServerDB, user: User, upload: UploadFile) -> Submission:
     size = upload.size if upload.size is not None else 0
     if size > user.quotas.archive_bytes:
         raise HTTPError(413, f"archive over the quota of {user.quotas.archive_bytes} bytes ({size} bytes)")
+    return queue_archive(db, user, upload.file)
+
+
+def queue_archive(db: ServerDB, user: User, data: IO[bytes]) -> Submission:
+    """Unpack the archive ``data`` within ``user``'s quotas and queue it; HTTPError says why not."""
     config = db.config()
     limits = ArchiveLimits(user.quotas.archive_bytes, user.quotas.unpacked_bytes, user.quotas.files,
                            config.max_zip_ratio)
     staging = db.folder / INCOMING / secrets.token_hex(8)
     try:
-        bot_dir = unpack(upload.file, staging, limits)
+        bot_dir = unpack(data, staging, limits)
         try:
             manifest = load_manifest(bot_dir)
         except ArenaError as exc:
@@ -80,7 +85,7 @@ def store_upload(db: ServerDB, user: User, upload: UploadFile) -> Submission:
             return str((final / inner).relative_to(db.folder))
 
         try:
-            return db.add_submission(user, manifest.name, size, place)
+            return db.add_submission(user, manifest.name, data.seek(0, 2), place)
         except OwnershipError as exc:
             raise HTTPError(403, str(exc)) from None
     except ArchiveError as exc:

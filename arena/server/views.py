@@ -20,6 +20,7 @@ from starlette.routing import Route
 from arena.server.archive import pack
 from arena.server.auth import HTTPError, current_user, db_of, require_owner_or_organiser
 from arena.server.db import Bot, ServerDB
+from arena.server.settle import settle_json
 from arena.server.standings import Board, BoardCache, LADDER_DIR, label_of, ladder_path
 from arena.server.validator import VALIDATION_LOGS
 from arena.server.web import page
@@ -248,6 +249,16 @@ def api_code(request: Request) -> Response:
         "content-disposition": f'attachment; filename="{bot.name}-v{accepted[0].version}.tar.gz"'})
 
 
+def api_settle(request: Request) -> Response:
+    """``GET /api/settle``: the settle phase and its (official, once done) standings; public."""
+    return JSONResponse({"settle": settle_json(db_of(request))})
+
+
+def settle_page(request: Request) -> Response:
+    """The settle phase's standings."""
+    return page(request, "settle.html.j2", settle=settle_json(db_of(request)))
+
+
 ROUTES = [
     Route("/", leaderboard_page, methods=["GET"]),
     Route("/api/leaderboard", api_leaderboard, methods=["GET"]),
@@ -260,4 +271,6 @@ ROUTES = [
     Route("/api/bots/{bot}/logs", api_logs, methods=["GET"]),
     Route("/bots/{bot}/logs", logs_page, methods=["GET"]),
     Route("/api/bots/{bot}/code", api_code, methods=["GET"]),
+    Route("/api/settle", api_settle, methods=["GET"]),
+    Route("/settle", settle_page, methods=["GET"]),
 ]

@@ -43,6 +43,7 @@ def line(client: httpx.Client, bot: str) -> dict[str, Any] | None:
     return next((b for b in board(client)["bots"] if b["bot"] == bot), None)
 
 
-def ladder_rows(folder: Path, sql: str) -> list[tuple[Any, ...]]:
+def ladder_rows(folder: Path, sql: str, *args: Any) -> list[tuple[Any, ...]]:
+    """Rows of the ladder's results store, read directly."""
     with sqlite3.connect(f"file:{folder / 'ladder' / 'arena.sqlite'}?mode=ro", uri=True) as db:
-        return db.execute(sql).fetchall()
+        return db.execute(sql, args).fetchall()
