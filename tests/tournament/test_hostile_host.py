@@ -25,7 +25,7 @@ HOSTILE = ROOT / "bots" / "hostile"
 REPORT = re.compile(r"^(readhost|diskfill): REPORT (.*)$", re.M)
 READ_ATTACKS = {"shadow", "root-home", "home", "checkout", "other-bots", "tournament-file", "registry", "sys",
                 "opponent-link", "host-proc", "proc-1-root", "proc-1-environ", "ptrace", "environment",
-                "privileges", "symlink-escape", "sweep"}
+                "privileges", "symlink-escape", "sweep", "inherited-fds"}
 WRITE_ATTACKS = {"write-sdk", "write-own-folder", "write-interpreter", "write-etc", "write-usr", "write-root"}
 FAST = ["--time-limit-ms", "1000", "--bank-ms", "10000"]
 
@@ -78,6 +78,20 @@ def test_readhost_in_arena_match_is_blocked_everywhere(tmp_path: Path) -> None:
     assert not (bot / "pwned.txt").exists() and not (ROOT / "botkit" / "pwned.py").exists()
 
 
+def test_readhost_never_sees_the_opponents_files(tmp_path: Path) -> None:
+    """Against diskfill, whose 64 MiB are written before the match starts: readhost looks for
+    them in /tmp at its first decision."""
+    logs = tmp_path / "logs"
+    done = arena("match", str(HOSTILE / "readhost"), str(HOSTILE / "diskfill"), "--sandbox", "bwrap", "--json",
+                 "--run-dir", str(logs), *FAST)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["faults"] == []
+    assert report(logs, "diskfill")["total_bytes"] == 64 << 20
+    (log,) = logs.glob("readhost-*/stderr.log")
+    assert "readhost: BLOCKED opponent-tmp: /tmp holds nothing of another bot" in log.read_text()
+    assert "LEAK" not in log.read_text()
+
+
 def test_readhost_in_the_fallback_is_the_control(tmp_path: Path) -> None:
     """Without the sandbox the same attempts really do read the host (writes are not tried)."""
     bot = readhost_copy(tmp_path, secrets(tmp_path))
@@ -86,7 +100,7 @@ def test_readhost_in_the_fallback_is_the_control(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     found = report(logs, "readhost")
     leaked = {name for name, f in found.items() if f["status"] == "LEAK"}  # type: ignore[index]
-    assert {"checkout", "other-bots", "results", "tournament-file", "registry", "host-proc"} <= leaked
+    assert {"checkout", "other-bots", "results", "tournament-file", "registry", "host-proc", "sweep"} <= leaked
     assert not WRITE_ATTACKS & set(found)
 
 
@@ -121,9 +135,13 @@ def test_a_tournament_with_the_attackers_finishes_and_the_other_pairs_are_untouc
     assert rows(db, "SELECT count(*) FROM pairs WHERE finished_at IS NULL") == [(0,)]  # it finished
     assert rows(db, "SELECT count(*) FROM faults") == [(0,)]  # nobody charged, the attackers included
     assert rows(db, "SELECT count(*) FROM matches WHERE void = 1 OR forfeit = 1") == [(0,)]
-    for launch in (out / "bots").glob("readhost-*/stderr.log"):
-        found = REPORT.findall(launch.read_text())
+    launches = sorted((out / "bots").glob("readhost-*/stderr.log"))
+    assert launches
+    for launch in launches:
+        text = launch.read_text()
+        found = REPORT.findall(text)
         assert found and all(f["status"] == "BLOCKED" for f in json.loads(found[0][1]).values())
+        assert "LEAK" not in text and "BLOCKED opponent-tmp" in text
     for launch in (out / "bots").glob("diskfill-*/stderr.log"):
         found = REPORT.findall(launch.read_text())
         assert found and json.loads(found[0][1])["total_bytes"] == 64 << 20

@@ -13,7 +13,10 @@ then one ``readhost: REPORT {...}`` line holding every attempt as JSON. The atte
   registry, a tournament's files (``*.toml``, ``arena.sqlite``, ``arena.log``), the other
   bots' logs and working folders, and the opponent's link folder;
 - sweep the whole visible file system for anything outside what a bot may see;
-- look at the host's processes in ``/proc``, enter ``/proc/1/root``, ptrace pid 1;
+- look at the host's processes in ``/proc``, enter ``/proc/1/root``, ptrace pid 1, look for
+  descriptors it inherited beyond stdin, stdout and stderr;
+- at its first decision (the opponent is running by then), look for the opponent's files in
+  ``/tmp`` (``opponent-tmp``: one more line after the report);
 - leave its folder through symlinks in it (``hostroot -> /``: a test adds them);
 - write to the SDK (``botkit``), its own folder, the interpreter, ``/etc``, ``/usr``, ``/``
   (only when it finds itself sandboxed: in the fallback those writes would land on the host).
@@ -30,6 +33,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from botkit.bots import GreedyBot
 from protocol.client import run
@@ -161,6 +165,10 @@ def attack() -> None:
             try_read("symlink-escape", HERE / name / "root")
     host_processes()
     ptrace_init()
+    fds = {int(fd): os.readlink(f"/proc/self/fd/{fd}") for fd in os.listdir("/proc/self/fd")
+           if os.path.exists(f"/proc/self/fd/{fd}")}
+    extra = {fd: target for fd, target in fds.items() if fd > 2 and not target.startswith("/proc/")}
+    note("inherited-fds", bool(extra), f"descriptors beyond stdin/out/err: {extra}")
     env = sorted(set(os.environ) - ENV_KNOWN)
     note("environment", bool(env), f"unexpected variables {env}" if env else "only the arena's variables")
     with open("/proc/self/status") as fh:
@@ -177,12 +185,28 @@ def attack() -> None:
     print("readhost: REPORT " + json.dumps(findings, sort_keys=True), file=sys.stderr, flush=True)
 
 
+def opponent_files() -> None:
+    """Once the match runs, the opponent has started (and diskfill has filled its disk): any
+    file in /tmp that is not this bot's would be the opponent's."""
+    link = Path(os.environ.get("ARENA_ENDPOINT", "ipc:///nowhere")[len("ipc://"):])
+    others = [str(Path(d) / f) for d, _, files in os.walk("/tmp") for f in files
+              if Path(d) / f != link and HERE not in (Path(d) / f).parents]
+    note("opponent-tmp", bool(others), f"files in /tmp: {others[:5]}" if others else "/tmp holds nothing of another bot")
+
+
 class ReadHostBot(GreedyBot):
-    """Greedy's play; the attacks ran once, before the hello."""
+    """Greedy's play; the attacks ran once before the hello, and once more at its first decision."""
 
     name = "readhost"
     version = "1.0"
     max_games = 8
+    looked = False
+
+    def act(self, view: dict[str, Any], legal_actions: list[str]) -> str:
+        if not ReadHostBot.looked:
+            ReadHostBot.looked = True
+            opponent_files()
+        return super().act(view, legal_actions)
 
 
 if __name__ == "__main__":
