@@ -18,7 +18,8 @@ that starts with ``./`` or ``../``) is resolved against the bot folder, because 
 an empty working directory of its own. Unknown keys are an error, so typos do not pass silently.
 
 ``extra_paths`` names runtimes the bot needs beyond the sandbox's system folders: absolute,
-normalised paths under one of :data:`EXTRA_PATH_ROOTS`, shown read-only at their own path
+normalised paths below one of :data:`EXTRA_PATH_ROOTS` (not a root itself), shown read-only at
+their own path
 (``arena validate`` lists them with the whole sandbox view).
 """
 
@@ -203,9 +204,10 @@ def _extra_paths(toml_path: Path, value: Any) -> tuple[str, ...]:
         if not item.startswith("/") or os.path.normpath(item) != item:
             raise ManifestError(toml_path, f"{item!r} must be an absolute, normalised path "
                                 "(no '..', no trailing '/')", "extra_paths")
-        if not any(item == r or item.startswith(r + "/") for r in EXTRA_PATH_ROOTS):
-            raise ManifestError(toml_path, f"{item!r} is not under {', '.join(EXTRA_PATH_ROOTS)}; "
-                                "only runtimes may be shown to a bot", "extra_paths")
+        if not any(item.startswith(r + "/") for r in EXTRA_PATH_ROOTS):
+            raise ManifestError(toml_path, f"{item!r} is not a folder or file below "
+                                f"{', '.join(EXTRA_PATH_ROOTS)}; only runtimes may be shown to a bot",
+                                "extra_paths")
     return tuple(value)
 
 

@@ -361,7 +361,7 @@ def start_bot(manifest: Manifest, *, run_dir: Path | str, endpoint: str | None =
 
     view = None
     if mode is SandboxMode.BWRAP:
-        view = sandbox_view(manifest, limits=limits, shown=exposed, env=clean_env(
+        view = sandbox_view(manifest, limits=limits, shown=exposed, keep_out=[run_dir], env=clean_env(
             home=SANDBOX_WORKDIR, manifest_env=manifest.env, extra=extra, sandboxed=True))
 
     run_dir.mkdir(parents=True, exist_ok=True)

@@ -146,9 +146,11 @@ def interpreter_paths() -> list[Path]:
 
 
 def sandbox_view(manifest: Manifest, *, limits: Limits, env: Mapping[str, str],
-                 shown: Iterable[Path] = ()) -> SandboxView:
+                 shown: Iterable[Path] = (), keep_out: Iterable[Path] = ()) -> SandboxView:
     """The view of ``manifest``'s bot; ``shown`` are more folders (its link folder) to show
-    read-only at their own paths. SandboxError for an extra path that cannot be shown."""
+    read-only at their own paths; no extra path may show any of ``keep_out`` (the bots' log
+    folder). SandboxError for an extra path that cannot be shown."""
+    shown = list(shown)
     mounts = _system() + [
         Mount(MountKind.PROC, "/proc", "own processes only"),
         Mount(MountKind.DEV, "/dev", "device nodes only"),
@@ -173,7 +175,7 @@ def sandbox_view(manifest: Manifest, *, limits: Limits, env: Mapping[str, str],
     binds.append(Mount(MountKind.BIND, str(manifest.bot_dir), "the bot's folder",
                        source=str(manifest.bot_dir)))
     binds += [Mount(MountKind.BIND, path, "extra path in bot.toml", source=path)
-              for path in _extra_paths(manifest)]
+              for path in _extra_paths(manifest, [*keep_out, *shown])]
     binds += [Mount(MountKind.BIND, str(p), "private link folder", source=str(p))
               for p in shown]
     return SandboxView(mounts=tuple(mounts + _with_parents(mounts, binds)),
@@ -201,22 +203,24 @@ def _host(path: str, purpose: str) -> list[Mount]:
     return []
 
 
-def _extra_paths(manifest: Manifest) -> list[str]:
-    """The manifest's extra paths, each checked again on this host: it exists, and what it
-    resolves to is still under an allowed root (a symlink cannot lead elsewhere)."""
+def _extra_paths(manifest: Manifest, keep_out: Iterable[Path]) -> list[str]:
+    """The manifest's extra paths, each checked again on this host: it exists; what it resolves
+    to is still below an allowed root (a symlink cannot lead elsewhere); it holds none of the
+    project or interpreter folders the sandbox shows only in part, and neither holds nor lies in
+    a folder of ``keep_out`` (the bots' logs, its link folder)."""
     roots = [Path(r) for r in EXTRA_PATH_ROOTS]
+    partial = (*sdk_packages().values(), *interpreter_paths())
+    private = [p.absolute() for p in keep_out]
     for path in manifest.extra_paths:
         real = Path(os.path.realpath(path))
+        where = f"bot {manifest.name}: extra path {path} (bot.toml)"
         if not real.exists():
-            raise SandboxError(f"bot {manifest.name}: extra path {path} (bot.toml) does not exist "
-                               "on this host; install what the bot needs there")
-        if not any(_inside(real, r) for r in roots):
-            raise SandboxError(f"bot {manifest.name}: extra path {path} (bot.toml) leads to {real}, "
-                               f"outside {', '.join(EXTRA_PATH_ROOTS)}")
-        for project in (*sdk_packages().values(), *interpreter_paths()):
-            if _inside(project, real):
-                raise SandboxError(f"bot {manifest.name}: extra path {path} (bot.toml) holds "
-                                   f"{project}, which the sandbox shows only in part")
+            raise SandboxError(f"{where} does not exist on this host; install what the bot needs there")
+        if not any(_inside(real, r) and real != r for r in roots):
+            raise SandboxError(f"{where} leads to {real}, not below {', '.join(EXTRA_PATH_ROOTS)}")
+        for folder in (*partial, *private):
+            if _inside(folder, real) or (folder in private and _inside(real, folder)):
+                raise SandboxError(f"{where} would show {folder}, which is not the bot's to see")
     return list(manifest.extra_paths)
 
 

@@ -112,8 +112,9 @@ def test_the_report_form_lists_every_mount_and_hides_secrets(tmp_path: Path) -> 
     ('["opt/x"]', "absolute, normalised"),
     ('["/opt/../etc"]', "absolute, normalised"),
     ('["/opt/x/"]', "absolute, normalised"),
-    ('["/etc"]', "not under /opt"),
-    ('["/home/alice/julia"]', "not under /opt"),
+    ('["/etc"]', "not a folder or file below /opt"),
+    ('["/opt"]', "not a folder or file below /opt"),
+    ('["/home/alice/julia"]', "not a folder or file below /opt"),
     ('[3]', "must be strings"),
 ])
 def test_extra_paths_are_checked_at_load(tmp_path: Path, value: str, message: str) -> None:
@@ -130,6 +131,9 @@ def test_extra_paths_are_shown_read_only_and_checked_again_at_launch(tmp_path: P
         v = make_view(bot(tmp_path / "bot", f'extra_paths = ["{runtime}"]\n'))
         mount = next(m for m in v.mounts if m.target == str(runtime))
         assert mount.kind is MountKind.BIND and not mount.writable
+        with pytest.raises(SandboxError, match=f"would show {runtime / 'logs'}, which is not the bot's"):
+            view.sandbox_view(load_manifest(tmp_path / "bot"), limits=Limits(), env={},
+                              keep_out=[runtime / "logs"])  # e.g. the bots' logs kept under it
         runtime.rmdir()
         runtime.symlink_to("/root")  # a link that leads outside the allowed roots
         with pytest.raises(SandboxError, match="leads to /root"):
