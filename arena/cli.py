@@ -23,6 +23,7 @@ COMMAND_MODULES = (
     "arena.commands.tournament",
     "arena.commands.server",
     "arena.commands.deals",
+    "arena.commands.sprt",
 )
 
 

@@ -25,7 +25,7 @@ from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from arena.botproc import Limits, Manifest, fingerprint, load_manifest, resolve_mode
 from arena.botproc.fingerprint import runtime_changes, runtime_files
@@ -59,6 +59,14 @@ class PairTask:
     run_dir: str
 
 
+class StopRule(Protocol):
+    """Decides from the stored results whether a tournament may end before its schedule does."""
+
+    def decided(self, store: Store, tid: int) -> bool:
+        """True once the tournament is decided."""
+        ...
+
+
 @dataclass(slots=True)
 class RunReport:
     """What a run did."""
@@ -68,9 +76,15 @@ class RunReport:
     pairs_done_before: int
     pairs_played: int = 0
     interrupted: bool = False
+    stopped: bool = False  # the stopping rule decided before the schedule's end
     seconds: float = 0.0
     faults: int = 0
     ratings: dict[int, Rating] = field(default_factory=dict)
+
+    @property
+    def finished(self) -> bool:
+        """Whether the tournament is over: every pair stored, or its stopping rule decided."""
+        return self.complete or self.stopped
 
     @property
     def complete(self) -> bool:
@@ -386,6 +400,7 @@ def run_tournament(
     progress: bool | None = None,
     executor_factory: Callable[[], cf.Executor] | None = None,
     reap_orphans: bool = False,
+    stop_rule: StopRule | None = None,
 ) -> RunReport:
     """Run (or resume) ``config``'s tournament until every pair is stored or it is interrupted.
 
@@ -393,6 +408,9 @@ def run_tournament(
     finishes the pairs in flight; a second one discards them (a resume replays them).
     ``reap_orphans`` (the CLI sets it) makes this process a subreaper that ends whatever a
     dead worker left behind; it changes the whole process, so library callers opt in.
+    ``stop_rule`` is asked after every stored pair (and once before the first) whether the
+    tournament is decided; then no pair is started any more, those in flight are finished, and
+    the tournament is marked finished.
     """
     from tqdm import tqdm
 
@@ -425,7 +443,9 @@ def run_tournament(
         executor = factory()
         workers: set[int] = set()
         in_flight: dict[cf.Future[dict[str, Any]], PairTask] = {}
-        stopping = False
+        stopping = report.stopped = stop_rule is not None and stop_rule.decided(store, tid)
+        if stopping:
+            todo.clear()
         try:
             with _sigterm_as_interrupt():
                 while todo or in_flight:
@@ -463,6 +483,9 @@ def run_tournament(
                                 continue
                             _store_pair(store, tid, rater, result, seats[task.pair_index], attempts[task.pair_index],
                                         report)
+                            if stop_rule is not None and not report.stopped and stop_rule.decided(store, tid):
+                                report.stopped = stopping = True
+                                todo.clear()
                             bar.update(2)
                             bar.set_postfix_str(f"leader {_leader(rater, labels)}", refresh=False)
                     except KeyboardInterrupt:
@@ -481,7 +504,7 @@ def run_tournament(
             _shutdown(executor, discard=bool(in_flight))
             if adopted:
                 reap_strays(workers)
-        if report.complete:
+        if report.finished:
             store.finish_tournament(tid)
         report.ratings = dict(rater.ratings)
         report.seconds = time.monotonic() - start

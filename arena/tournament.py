@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import os
 import tomllib
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +52,7 @@ from arena.faults import FaultPolicy
 from arena.registry import is_validated, resolve
 from arena.schedule import Format
 from results.deals import DealMode
+from results.sprt import SprtRule
 
 _TOP_KEYS = {"name", "format", "pairs_per_pairing", "seed", "deals", "concurrency", "output", "fault_policy",
              "sandbox", "fresh", "disk_mb", "rules", "time_control", "bots", "cluster", "registry", "allow_unvalidated"}
@@ -95,6 +96,7 @@ class TournamentConfig:
     cluster: str | None = None
     registry: Path | None = None
     allow_unvalidated: bool = False
+    sprt: SprtRule | None = None  # a stopping rule (``arena sprt``): the test ends when it decides
 
     @property
     def rules(self) -> Rules:
@@ -114,6 +116,7 @@ class TournamentConfig:
             "time_control": {"time_limit_ms": self.time_control.time_limit_ms, "bank_ms": self.time_control.bank_ms,
                              "handshake_ms": self.time_control.handshake_ms},
             "bots": [{"path": str(b.path), "label": b.label} for b in self.bots],
+            "sprt": None if self.sprt is None else asdict(self.sprt),
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -154,6 +157,7 @@ class TournamentConfig:
             cluster=data.get("cluster"),
             registry=Path(data["registry"]) if data.get("registry") else None,
             allow_unvalidated=data.get("allow_unvalidated", False),
+            sprt=SprtRule(**data["sprt"]) if data.get("sprt") else None,
         )
 
     def with_overrides(self, **changes: Any) -> TournamentConfig:

@@ -17,6 +17,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .pairgames import PairGames
+from .pairstats import trinomial
+
 NELO_PER_T = 800.0 / math.log(10.0)
 REGULARISER = 1e-3
 _MAX_ITERATIONS = 10
@@ -116,3 +119,81 @@ def llr(counts: Sequence[int], elo0: float, elo1: float) -> float:
 def trinomial_llr(won: int, split: int, lost: int, elo0: float, elo1: float) -> float:
     """``llr`` of the new bot's pairs won 2-0, split 1-1 and lost 0-2."""
     return llr((lost, split, won), elo0, elo1)
+
+
+@dataclass(frozen=True, slots=True)
+class SprtRule:
+    """A stopping rule: H0 nElo ``elo0`` against H1 nElo ``elo1`` at error rates ``alpha``, ``beta``."""
+
+    elo0: float = 0.0
+    elo1: float = 5.0
+    alpha: float = 0.05
+    beta: float = 0.05
+
+    def __post_init__(self) -> None:
+        if not self.elo0 < self.elo1:
+            raise ValueError(f"elo0 must be below elo1, got {self.elo0} and {self.elo1}")
+        Bounds.of(self.alpha, self.beta)
+
+    @property
+    def bounds(self) -> Bounds:
+        """The LLR bounds of this rule."""
+        return Bounds.of(self.alpha, self.beta)
+
+
+@dataclass(frozen=True, slots=True)
+class SprtStatus:
+    """Where a test stands after ``pairs`` pairs in schedule order (the ``--json`` line's fields)."""
+
+    llr: float
+    lower: float
+    upper: float
+    result: str | None  # "H1", "H0", "max-pairs", or None while it goes on
+    pairs: int
+    won: int
+    split: int
+    lost: int
+    elo: float | None  # None where infinite: see the score
+    elo_ci95: tuple[float | None, float | None]
+    los: float | None
+    score: float | None
+    score_ci95: tuple[float | None, float | None]
+
+    def to_dict(self) -> dict[str, object]:
+        """The final JSON line of ``arena sprt --json``."""
+        return {"llr": self.llr, "lower": self.lower, "upper": self.upper, "result": self.result,
+                "pairs": self.pairs, "elo": self.elo, "elo_ci95": list(self.elo_ci95), "los": self.los}
+
+
+class SprtTracker:
+    """Follows a test pair by pair in schedule order (so a resumed run decides exactly as an
+    uninterrupted one): pairs ``0 .. k-1`` count once all of them are stored; the test stops at
+    the first ``k`` whose LLR crosses a bound, or at ``max_pairs``."""
+
+    def __init__(self, rule: SprtRule, max_pairs: int) -> None:
+        self.rule = rule
+        self.max_pairs = max_pairs
+        self.counts = [0, 0, 0]  # the new bot's pairs lost, split, won
+        self.path: list[float] = []  # the LLR after each counted pair
+        self.status = self._status(None)
+
+    def update(self, games: Sequence[PairGames]) -> SprtStatus:
+        """Count the stored pairs that extend the schedule-order prefix; the status after them."""
+        by_index = {pair.index: pair for pair in games}
+        while self.status.result is None and len(self.path) in by_index:
+            pair = by_index[len(self.path)]
+            if pair.decided == 2:  # a pair with a void half is played but not counted
+                self.counts[pair.a_wins if pair.a == 0 else pair.b_wins] += 1
+            bounds = self.rule.bounds
+            value = llr(self.counts, self.rule.elo0, self.rule.elo1)
+            self.path.append(value)
+            decided = bounds.decide(value) or ("max-pairs" if len(self.path) >= self.max_pairs else None)
+            self.status = self._status(decided)
+        return self.status
+
+    def _status(self, result: str | None) -> SprtStatus:
+        lost, split, won = self.counts
+        stats = trinomial(won, split, lost)
+        bounds = self.rule.bounds
+        return SprtStatus(self.path[-1] if self.path else 0.0, bounds.lower, bounds.upper, result, len(self.path),
+                          won, split, lost, stats.elo, stats.elo_ci95, stats.los, stats.score, stats.score_ci95)

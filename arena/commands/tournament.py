@@ -78,14 +78,21 @@ def _run(config, args: argparse.Namespace) -> int:  # type: ignore[no-untyped-de
                 "or pass --allow-unvalidated (allow_unvalidated = true in the tournament file)")
     check_output_folder(config.output)
     setup_logging(config.output / LOG_NAME, verbose=args.verbose)
-    report = run_tournament(config, progress=False if args.quiet else None, reap_orphans=True)
+    stop = None
+    if config.sprt is not None:
+        from arena.commands.sprt import SprtStop
+
+        stop = SprtStop(config.sprt, config.pairs_per_pairing)
+    report = run_tournament(config, progress=False if args.quiet else None, reap_orphans=True, stop_rule=stop)
     done = report.pairs_done_before + report.pairs_played
     print(f"{config.name}: {report.pairs_played} pairs played now, {done}/{report.pairs_total} stored, "
           f"{report.faults} faults, {report.seconds:.1f} s; results in {config.output}")
-    if report.interrupted:
+    if report.interrupted and not report.finished:
         print(f"interrupted: 'arena resume {config.output}' continues where it stopped", file=sys.stderr)
     _print_leaderboard(config.output)
-    return 130 if report.interrupted else 0
+    if stop is not None:
+        stop.finish(getattr(args, "json", False))
+    return 130 if report.interrupted and not report.finished else 0
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -202,6 +209,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     resume.add_argument("--allow-unvalidated", action="store_true")
     resume.add_argument("--quiet", action="store_true")
     resume.add_argument("-v", "--verbose", action="store_true")
+    resume.add_argument("--json", action="store_true", help="an SPRT run ends with its result as one JSON line")
     resume.set_defaults(func=cmd_resume)
 
     board = sub.add_parser("leaderboard", help="print the leaderboard; write leaderboard.json/.csv")

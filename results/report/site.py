@@ -17,6 +17,8 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from ..errors import StoreError
 from ..leaderboard import elo_text
+from ..pairgames import pair_games
+from ..sprt import SprtRule, SprtTracker
 from ..store import DB_NAME, Store
 from .model import REASON_TEXT, ReportData, load_report_data, pretty
 
@@ -126,6 +128,33 @@ def _nice_step(raw: float) -> float:
     return float(10 * magnitude)
 
 
+def sprt_chart(data: ReportData, width: int = 1100, height: int = 320) -> dict[str, Any] | None:
+    """The LLR path of an ``arena sprt`` run against its bounds, as inline-SVG geometry (None
+    for a tournament without a stopping rule)."""
+    config = json.loads(data.tournament["config_json"])
+    if not config.get("sprt"):
+        return None
+    tracker = SprtTracker(SprtRule(**config["sprt"]), config["pairs_per_pairing"])
+    status = tracker.update(pair_games(m["row"] for m in data.matches))
+    path = [0.0, *tracker.path]
+    left, right, top, bottom = 48, 12, 10, 30
+    y_lo, y_hi = min(status.lower, *path) - 0.3, max(status.upper, *path) + 0.3
+    x_hi = max(len(path) - 1, 1)
+
+    def sx(x: float) -> float:
+        return round(left + (width - left - right) * x / x_hi, 1)
+
+    def sy(y: float) -> float:
+        return round(top + (height - top - bottom) * (y_hi - y) / (y_hi - y_lo), 1)
+
+    x_step = max(1, int(_nice_step(x_hi / 8)))
+    return {"width": width, "height": height, "left": left, "right": width - right, "top": top,
+            "bottom": height - bottom, "status": status, "rule": tracker.rule,
+            "line": " ".join(f"{'M' if i == 0 else 'L'}{sx(i)},{sy(v)}" for i, v in enumerate(path)),
+            "upper": sy(status.upper), "lower": sy(status.lower), "zero": sy(0.0), "points": len(path) - 1,
+            "x_ticks": [{"x": sx(x), "label": str(x)} for x in range(0, x_hi + 1, x_step)]}
+
+
 class Site:
     """Every page of one report, rendered on demand from one ``ReportData``."""
 
@@ -135,11 +164,12 @@ class Site:
         self.env = env or make_environment()
         self._matches = {match_path(m): m for m in data.matches}
         self._bots = {f"bots/{e}.html": e for e in range(len(data.entrants))}
+        self.sprt = sprt_chart(data)
 
     def paths(self) -> list[str]:
         """Every file of the site, relative to its root."""
-        return ["index.html", "crosstable.html", "matches.html", "status.json", *self._bots, *self._matches,
-                *(f"static/{name}" for name in STATIC_FILES)]
+        return ["index.html", "crosstable.html", "matches.html", "status.json", *(["sprt.html"] if self.sprt else []),
+                *self._bots, *self._matches, *(f"static/{name}" for name in STATIC_FILES)]
 
     def status(self) -> dict[str, Any]:
         """What the live pages poll: changes whenever a pair is stored."""
@@ -163,6 +193,8 @@ class Site:
             return self._page("crosstable.html.j2", "", score_colour=score_colour, elo_text=elo_text), kind
         if path == "matches.html":
             return self._page("matches.html.j2", ""), kind
+        if path == "sprt.html" and self.sprt:
+            return self._page("sprt.html.j2", "", chart=self.sprt, elo_text=elo_text), kind
         if path in self._bots:
             return self._bot_page(self._bots[path]), kind
         if path in self._matches:
@@ -175,6 +207,7 @@ class Site:
         standings = {s.entrant: s for s in data.board.standings}
         html = self.env.get_template(template).render(
             root=root, live=self.live, data=data, board=data.board, standings=standings, labels=data.labels,
+            has_sprt=self.sprt is not None,
             tournament=data.tournament, match_path=match_path, colour=colour, **context,
         )
         return html.encode("utf-8")

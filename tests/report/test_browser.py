@@ -371,3 +371,35 @@ def test_rank_intervals_and_the_p_matrix_are_drawn(browser: Any, site_dir: Path,
     browser.find_element("css selector", "#p-better").location_once_scrolled_into_view  # noqa: B018
     screenshot(browser, site_dir, "p-matrix")
     assert_clean(browser)
+
+
+SPRT_JS = """
+const svg = document.getElementById('sprt-chart');
+const path = svg.querySelector('path.llr');
+const end = path.getPointAtLength(path.getTotalLength());
+const y = (sel) => svg.querySelector(sel).getBBox().y;
+return {vertices: (path.getAttribute('d').match(/[ML]/g) || []).length, points: +svg.dataset.points,
+        end_y: end.y, upper_y: y('line.upper'), lower_y: y('line.lower'),
+        result: document.getElementById('sprt-result').dataset.result};
+"""
+
+
+def test_the_sprt_page_draws_the_llr_path_against_its_bounds(browser: Any, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    out = tmp_path / "sprt"
+    run = subprocess.run([sys.executable, "-m", "arena.cli", "sprt", "bots/greedy", "bots/random", "--out", str(out),
+                          "--elo1", "50", "--public-deals", "--seed", "2", "--allow-unvalidated", "--quiet",
+                          "--concurrency", "2"], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert run.returncode == 0, run.stderr
+    site = out / "report"
+    assert subprocess.run([sys.executable, "-m", "arena.cli", "report", str(out)], capture_output=True,
+                          cwd=ROOT, timeout=120).returncode == 0
+    browser.get((site / "sprt.html").as_uri())
+    chart = browser.execute_script(SPRT_JS)
+    assert chart["result"] == "H1" and chart["vertices"] == chart["points"] + 1 > 1
+    assert chart["end_y"] <= chart["upper_y"] + 0.5 < chart["lower_y"]  # the path ends on the H1 bound or past it
+    assert browser.find_element("css selector", 'header nav a[href$="sprt.html"]').text == "SPRT"
+    screenshot(browser, site, "sprt")
+    assert_clean(browser)

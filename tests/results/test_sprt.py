@@ -61,3 +61,33 @@ def test_bad_counts_are_value_errors() -> None:
         pair_pdf([1, 2])
     with pytest.raises(ValueError, match="3 or 5 non-negative"):
         pair_pdf([1, -2, 3])
+
+
+def test_the_tracker_counts_pairs_in_schedule_order_only() -> None:
+    from results.pairgames import PairGames
+    from results.sprt import SprtRule, SprtTracker
+
+    tracker = SprtTracker(SprtRule(0.0, 50.0), max_pairs=100)
+    games = [PairGames(0, 0, 1, 2, 0), PairGames(2, 0, 1, 2, 0)]  # pair 1 is not stored yet
+    assert tracker.update(games).pairs == 1
+    games.insert(1, PairGames(1, 0, 1, 1, 0))  # a void half: played, not counted
+    status = tracker.update(games)
+    assert (status.pairs, status.won, status.split, status.lost) == (3, 2, 0, 0)
+    assert status.llr == pytest.approx(trinomial_llr(2, 0, 0, 0.0, 50.0)) and status.result is None
+    more = games + [PairGames(i, 0, 1, 2, 0) for i in range(3, 60)]
+    final = tracker.update(more)
+    assert final.result == "H1" and final.llr >= final.upper and final.pairs < 60
+    assert tracker.update(more + [PairGames(60, 0, 1, 0, 2)]) == final  # decided: later pairs change nothing
+    assert final.to_dict()["result"] == "H1" and set(final.to_dict()) == {
+        "llr", "lower", "upper", "result", "pairs", "elo", "elo_ci95", "los"}
+
+
+def test_max_pairs_ends_an_undecided_test() -> None:
+    from results.pairgames import PairGames
+    from results.sprt import SprtRule, SprtTracker
+
+    tracker = SprtTracker(SprtRule(0.0, 5.0), max_pairs=4)
+    status = tracker.update([PairGames(i, 0, 1, 1, 1) for i in range(6)])
+    assert (status.result, status.pairs) == ("max-pairs", 4)
+    with pytest.raises(ValueError, match="elo0 must be below elo1"):
+        SprtRule(5.0, 0.0)
