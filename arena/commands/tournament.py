@@ -7,13 +7,14 @@ import json
 import sys
 from pathlib import Path
 
-def _print_leaderboard(out: Path, fmt: str = "table", crosstable: bool = False, rating: str | None = None) -> None:
+def _print_leaderboard(out: Path, fmt: str = "table", crosstable: bool = False, rating: str | None = None,
+                       **bt: int) -> None:
     """Print the leaderboard of the output folder and write its JSON and CSV exports there."""
     from results.leaderboard import build_leaderboard
     from results.store import DB_NAME, Store
 
     with Store(out / DB_NAME, readonly=True) as store:
-        board = build_leaderboard(store, rating=rating)
+        board = build_leaderboard(store, rating=rating, **bt)
     (out / "leaderboard.json").write_text(board.to_json() + "\n", encoding="utf-8")
     (out / "leaderboard.csv").write_text(board.to_csv(), encoding="utf-8")
     if fmt == "json":
@@ -113,7 +114,10 @@ def cmd_resume(args: argparse.Namespace) -> int:
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
     """Print the leaderboard and write leaderboard.json and leaderboard.csv into DIR."""
-    _print_leaderboard(Path(args.dir), args.format, args.crosstable, args.rating)
+    if args.top_k < 1 or args.bootstrap < 1:
+        raise ValueError(f"--top-k and --bootstrap must be at least 1, got {args.top_k} and {args.bootstrap}")
+    _print_leaderboard(Path(args.dir), args.format, args.crosstable, args.rating, top_k=args.top_k,
+                       bootstrap=args.bootstrap, seed=args.bootstrap_seed)
     return 0
 
 
@@ -178,6 +182,8 @@ def _published_commitment(out: Path) -> str | None:
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the subcommands."""
+    from results.bradley_terry import DEFAULT_REPLICATES, DEFAULT_SEED, DEFAULT_TOP_K
+
     run = sub.add_parser("run", help="run a tournament (continues it if the output folder has one)")
     run.add_argument("file", nargs="?", help="tournament file (TOML); docs/tournaments.md lists the keys")
     run.add_argument("--bots", nargs="+", metavar="BOT_DIR", help="bot folders (without a tournament file)")
@@ -219,6 +225,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     board.add_argument("--rating", choices=["bt", "trueskill"],
                        help="what ranks the table: Bradley-Terry Elo or TrueSkill mu - 3 sigma (default: bt once "
                             "the tournament is finished, trueskill while it runs); the exports carry both")
+    board.add_argument("--top-k", type=int, default=DEFAULT_TOP_K, help=f"P(top k) for this k ({DEFAULT_TOP_K})")
+    board.add_argument("--bootstrap", type=int, default=DEFAULT_REPLICATES,
+                       help=f"Bradley-Terry bootstrap replicates ({DEFAULT_REPLICATES})")
+    board.add_argument("--bootstrap-seed", type=int, default=DEFAULT_SEED, help=f"their seed ({DEFAULT_SEED})")
     board.set_defaults(func=cmd_leaderboard)
 
     show = sub.add_parser("show", help="replay a stored match as text")

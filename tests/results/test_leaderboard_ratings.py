@@ -1,0 +1,51 @@
+"""``arena leaderboard``'s two ratings on stored engine matches: defaults, exports, bad flags (unit)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from arena.cli import main
+from results.deals import Deals
+from tests.tournament.stores import make_store
+
+pytestmark = pytest.mark.unit
+
+
+def folder(tmp_path: Path, name: str, *, finished: bool) -> Path:
+    out = tmp_path / name
+    out.mkdir()
+    make_store(out / "arena.sqlite", Deals.public(3), finished=finished)
+    return out
+
+
+def test_bt_ranks_a_finished_tournament_and_trueskill_a_running_one(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    for name, finished, rating in (("done", True, "bt"), ("running", False, "trueskill")):
+        out = folder(tmp_path, name, finished=finished)
+        assert main(["leaderboard", str(out), "--bootstrap", "50"]) == 0
+        table = capsys.readouterr().out
+        assert ("ranked by Bradley-Terry Elo" in table) is (rating == "bt")
+        assert ("ranked by TrueSkill" in table) is (rating == "trueskill")
+        board = json.loads((out / "leaderboard.json").read_text())
+        assert board["ranked_by"] == rating
+        assert board["bt_model"] == {"unit": "match", "prior": "1 win + 1 loss vs Elo 0", "bootstrap": 50, "seed": 1}
+        for standing in board["standings"]:
+            assert set(standing["bt"]) == {"elo", "elo_ci95", "rank_ci95", "p_top1"} and "mu" in standing
+        assert sum(s["bt"]["elo"] for s in board["standings"]) == pytest.approx(0.0, abs=1e-9)
+        rows = list(csv.DictReader(io.StringIO((out / "leaderboard.csv").read_text())))
+        assert {"bt_elo", "bt_elo_lo", "bt_elo_hi", "bt_rank_lo", "bt_rank_hi", "bt_p_top1", "mu"} <= set(rows[0])
+    assert main(["leaderboard", str(tmp_path / "done"), "--rating", "trueskill", "--bootstrap", "50"]) == 0
+    assert "ranked by TrueSkill" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("flags", [["--top-k", "0"], ["--bootstrap", "0"]])
+def test_bad_rating_flags_are_one_line_errors(tmp_path: Path, flags: list[str],
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    out = folder(tmp_path, "t", finished=True)
+    assert main(["leaderboard", str(out), *flags]) == 2
+    assert "must be at least 1" in capsys.readouterr().err and not (out / "leaderboard.json").exists()
