@@ -234,6 +234,11 @@ def test_replay_steps_with_the_keyboard_and_shows_the_engines_cards(
 
 PHONE = {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True}
 
+COMMITMENT_JS = """
+document.getElementById('deals').innerHTML = 'Deals secret, committed to in advance: sha256(key) = <code>' + 'a'.repeat(64) + '</code>';
+return document.documentElement.scrollWidth;
+"""
+
 LAYOUT_JS = """
 const table = document.querySelector(arguments[0]);
 const box = table.closest('.scroll') || table.parentElement;
@@ -263,6 +268,7 @@ def phone_layout(browser: Any, site_dir: Path, page: str, table: str) -> dict[st
         browser.get((site_dir / page).as_uri())
         layout: dict[str, Any] = browser.execute_script(LAYOUT_JS, table)
         screenshot(browser, site_dir, "phone-" + page.removesuffix(".html").replace("/", "-"))
+        layout["with_commitment"] = browser.execute_script(COMMITMENT_JS)
         assert_clean(browser)
     finally:
         browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
@@ -275,6 +281,7 @@ def test_tables_read_at_phone_width(browser: Any, site_dir: Path, page: str, tab
     layout = phone_layout(browser, site_dir, page, table)
     assert layout["viewport"] == PHONE["width"]
     assert layout["page"] <= layout["viewport"], "the page itself must not scroll sideways; the table does"
+    assert layout["with_commitment"] <= layout["viewport"], "a secret tournament's 64-digit commitment wraps"
     labels = {n["text"] for n in layout["names"]}
     assert labels >= {XSS_LABEL, "random", "echo", "illegal"} if table in ("#leaderboard", "#crosstable") else len(labels) >= 2
     for name in layout["names"]:  # one line each: never one letter per line
