@@ -1,5 +1,6 @@
-"""The documents' tables say what the engine does: docs/rules.md's options and profiles are what
-``arena.engine.Rules`` accepts, and PROTOCOL.md's canonical order is the order of ``legal_actions``."""
+"""The documents' tables say what the code does: docs/rules.md's options and profiles are what
+``arena.engine.Rules`` accepts, PROTOCOL.md's canonical order is the order of ``legal_actions``,
+and docs/tournaments.md lists every flag of ``arena run``, ``resume``, ``match`` and ``validate``."""
 
 from __future__ import annotations
 
@@ -105,3 +106,17 @@ def test_legal_actions_come_in_protocol_mds_canonical_order(profile: str) -> Non
             legal = hand.legal_actions()
             assert legal == sorted(legal, key=key), legal
             hand.apply(rng.choice(legal))
+
+
+@pytest.mark.parametrize("command", ["run", "resume", "match", "validate"])
+def test_docs_tournaments_lists_every_flag(command: str) -> None:
+    import argparse
+
+    from arena.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    flags = {flag for action in sub.choices[command]._actions for flag in action.option_strings} - {"-h", "--help"}
+    text = (REPO / "docs" / "tournaments.md").read_text()
+    heading = next(line for line in text.splitlines() if line.startswith(f"### `arena {command}"))
+    documented = text.split(heading, 1)[1].split("\n### ", 1)[0]
+    assert sorted(f for f in flags if f"`{f}" not in documented) == []
