@@ -1,6 +1,7 @@
 """The documents' tables say what the code does: docs/rules.md's options and profiles are what
 ``arena.engine.Rules`` accepts, PROTOCOL.md's canonical order is the order of ``legal_actions``,
-and docs/tournaments.md lists every flag of ``arena run``, ``resume``, ``match`` and ``validate``."""
+and docs/tournaments.md lists every tournament key and every flag of ``arena run``, ``resume``,
+``match`` and ``validate``."""
 
 from __future__ import annotations
 
@@ -120,3 +121,11 @@ def test_docs_tournaments_lists_every_flag(command: str) -> None:
     heading = next(line for line in text.splitlines() if line.startswith(f"### `arena {command}"))
     documented = text.split(heading, 1)[1].split("\n### ", 1)[0]
     assert sorted(f for f in flags if f"`{f}" not in documented) == []
+
+
+def test_docs_tournaments_lists_every_tournament_key() -> None:
+    from arena import tournament
+
+    text = (REPO / "docs" / "tournaments.md").read_text()
+    keys = tournament._TOP_KEYS | tournament._TIME_KEYS | tournament._BOT_KEYS
+    assert sorted(k for k in keys if f"| `{k}` |" not in text) == []
