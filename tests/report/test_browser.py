@@ -9,11 +9,8 @@ views are kept under the report's folder and copied to
 
 from __future__ import annotations
 
-import base64
 import json
-import shutil
 import sqlite3
-import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,13 +22,9 @@ from arena.engine import Hand, Rules
 from results.leaderboard import Leaderboard, build_leaderboard
 from results.store import DB_NAME, Store
 
-from .conftest import ROOT, XSS_LABEL, LiveRun
+from tests.chromium import chromium, screenshot
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMEDRIVER = Path("/usr/bin/chromedriver")
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--window-size=1280,900")
+from .conftest import XSS_LABEL, LiveRun
 
 pytestmark = [
     pytest.mark.e2e,
@@ -55,46 +48,14 @@ return {
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    profile = tempfile.mkdtemp(prefix="report-chromium-")
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)  # with the driver path below, Selenium Manager downloads nothing
-    for flag in FLAGS:
-        options.add_argument(flag)
-    options.add_argument(f"--user-data-dir={profile}")
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(executable_path=str(CHROMEDRIVER)), options=options)
-    driver.set_page_load_timeout(30)
-    driver.set_script_timeout(10)
-    try:
+    with chromium("report-chromium-") as driver:
         yield driver
-    finally:
-        driver.quit()
-        shutil.rmtree(profile, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
 def board(live_run: LiveRun) -> Leaderboard:
     with Store(live_run.out / DB_NAME, readonly=True) as store:
         return build_leaderboard(store)
-
-
-def screenshot(driver: Any, site_dir: Path, name: str) -> Path:
-    """A full-page PNG under the report's screenshots/ folder, copied to arena-out/screenshots/."""
-    size = driver.execute_cdp_cmd("Page.getLayoutMetrics", {})["cssContentSize"]
-    clip = {"x": 0, "y": 0, "width": size["width"], "height": min(size["height"], 4000), "scale": 1}
-    shot = driver.execute_cdp_cmd("Page.captureScreenshot",
-                                  {"format": "png", "captureBeyondViewport": True, "clip": clip})
-    folder = site_dir / "screenshots"
-    folder.mkdir(exist_ok=True)
-    path = folder / f"{name}.png"
-    path.write_bytes(base64.b64decode(shot["data"]))
-    keep = ROOT / "arena-out" / "screenshots"
-    keep.mkdir(parents=True, exist_ok=True)
-    shutil.copy(path, keep / path.name)
-    return path
 
 
 def assert_clean(driver: Any) -> None:

@@ -132,7 +132,7 @@ def competition(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     server = init_server(tmp_path_factory.mktemp("competition") / "data", *FAST, "--pair-floor", "1")
     for name in ("alice", "bob", "carol", "mallory"):
         server.add_user(name)
-    server.start("--workers", "2")
+    server.start("--workers", "1")
     try:
         with server.client("alice") as alice, server.client("bob") as bob:
             first = upload(alice, bot_targz("alicebot")).json()

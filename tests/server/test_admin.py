@@ -75,6 +75,8 @@ def test_disable_pause_freeze_and_settle(competition: Server) -> None:
                         and s["status"] == "done" and s, 120)
         in_play = {b["bot"] for b in board(anonymous)["bots"]}
         assert {s["bot"] for s in done["standings"]} == in_play
+        elos = [s["bt"]["elo"] for s in done["standings"]]
+        assert elos == sorted(elos, reverse=True)  # official standings: ranked by Bradley-Terry
         n = len(in_play)
         assert done["pairs_total"] == done["pairs_done"] == n * (n - 1)  # double round-robin, one pair each side
         assert board(anonymous)["frozen"] is True

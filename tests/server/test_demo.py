@@ -23,7 +23,7 @@ def test_server_demo_serves_a_playing_ladder(tmp_path: Path) -> None:
     with log.open("wb") as out:
         server.process = subprocess.Popen(
             [sys.executable, "-m", "arena.cli", "server", "demo", str(folder), "--port", str(server.port),
-             "--workers", "2"], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+             "--workers", "1"], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         with server.client() as anonymous:
             wait_for("the demo ladder", lambda: _playing(anonymous), 90)
@@ -43,4 +43,4 @@ def _playing(client: httpx.Client) -> bool:
         lb = board(client)
     except httpx.TransportError:  # the server is still starting
         return False
-    return {b["bot"] for b in lb["bots"]} == {"random", "greedy"} and lb["pairs"] >= 2
+    return {b["bot"] for b in lb["bots"]} == {"random", "greedy"} and lb["pairs"] >= 1

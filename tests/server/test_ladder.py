@@ -65,7 +65,7 @@ def test_kill_9_then_restart_loses_nothing_and_counts_nothing_twice(competition:
     # Its workers, their bots, the validation and the fork server go with it.
     wait_for("no process of the killed server", lambda: not processes_mentioning(str(server.folder)), 20)
 
-    server.start("--workers", "2")
+    server.start("--workers", "1")
     with server.client("bob") as bob:
         assert verdict(bob, queued["id"])["status"] == "accepted"
         wait_for("more pairs after the restart", lambda: board(bob)["pairs"] >= len(finished_before) + 4

@@ -21,6 +21,11 @@ def test_leaderboard_bot_pages_matches_and_replays(competition: Server) -> None:
         assert ranks == list(range(1, len(ranks) + 1))
         keys = [b["mu"] - 3 * b["sigma"] for b in lb["bots"]]
         assert keys == sorted(keys, reverse=True)
+        for b in lb["bots"]:
+            if b["matches"]:  # the Bradley-Terry object of DESIGN's leaderboard contract
+                assert set(b["bt"]) == {"elo", "elo_ci95", "rank_ci95", "p_top1"}
+                assert b["bt"]["elo_ci95"][0] <= b["bt"]["elo"] <= b["bt"]["elo_ci95"][1]
+                assert 0.0 <= b["bt"]["p_top1"] <= 1.0
         page = anonymous.get("/")
         assert page.status_code == 200 and 'data-bot="bobbot"' in page.text
 

@@ -22,6 +22,8 @@
     tr.appendChild(cell(b.conservative.toFixed(2), "num"));
     tr.appendChild(cell(b.mu.toFixed(2), "num"));
     tr.appendChild(cell(b.sigma.toFixed(2), "num"));
+    tr.appendChild(cell(b.bt ? b.bt.elo.toFixed(0) + " (" + b.bt.elo_ci95[0].toFixed(0) + ".." +
+                        b.bt.elo_ci95[1].toFixed(0) + ")" : "", "num"));
     tr.appendChild(cell(String(b.matches), "num matches"));
     tr.appendChild(cell(b.wins + "\u2013" + b.losses, "num"));
     return tr;
