@@ -32,6 +32,7 @@ class _Pending:
     sent_at: float
     deadline: float
     request: bytes
+    cpu_ns: int | None = None  # the bot's CPU counter when the request was sent
 
 
 @dataclass(slots=True)
@@ -102,11 +103,12 @@ class _Conductor:
         seq = session.next_seq()
         payload = make_request(seq, decision.match_id, decision.seat, decision.view, decision.legal_actions,
                                decision.time_limit_ms, decision.bank_ms)
+        cpu_ns = session.begin_request()
         now = time.monotonic()
         if not session.send(payload):
             self._lose(session, session.classify_loss())
             return
-        self.pending[(id(session), seq)] = _Pending(game, decision.seat, now, now + decision.budget_s, payload)
+        self.pending[(id(session), seq)] = _Pending(game, decision.seat, now, now + decision.budget_s, payload, cpu_ns)
         game.waiting = True
 
     def _deliver_notices(self, game: _Game, notices: list[Notice]) -> None:
@@ -148,7 +150,9 @@ class _Conductor:
             return
         game = pending.game
         game.waiting = False
-        self._deliver_notices(game, game.referee.answer(reply.action, now - pending.sent_at, raw,
+        cpu_ns = session.end_request()
+        cpu_s = None if cpu_ns is None or pending.cpu_ns is None else (cpu_ns - pending.cpu_ns) / 1e9
+        self._deliver_notices(game, game.referee.answer(reply.action, now - pending.sent_at, raw, cpu_s=cpu_s,
                                                         request=pending.request, stderr_tail=session.stderr_tail))
         self._dispatch(game)
 
@@ -212,6 +216,7 @@ class _Conductor:
                        now: float, raw: bytes | None = None) -> None:
         """Charge ``kind`` to the seat that owes the answer to the request ``key``."""
         pending = self.pending.pop(key)
+        session.end_request()
         game = pending.game
         game.waiting = False
         fault = Fault(

@@ -63,7 +63,7 @@ class MatchOutcome:
     faults: list[Fault]
     results: list[HandResult]
     records: list[dict[str, Any]]
-    think_ms: list[tuple[int, int, float]] = field(default_factory=list)
+    think_ms: list[tuple[int, int, float, float | None]] = field(default_factory=list)
     interrupted: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -105,7 +105,7 @@ class Referee:
         self.clock = MatchClock(time_control or TimeControl())
         self.match = Match(rules, seed=seed)
         self.faults: list[Fault] = []
-        self.think_ms: list[tuple[int, int, float]] = []
+        self.think_ms: list[tuple[int, int, float, float | None]] = []  # seat, hand, wall ms, CPU ms
         self._forfeit_by: int | None = None
         self._void = False
 
@@ -136,8 +136,9 @@ class Referee:
     # ------------------------------------------------------------------ inputs
 
     def answer(self, action: str, elapsed_s: float, raw: bytes | None = None, *, request: bytes | None = None,
-               stderr_tail: Callable[[], str | None] | None = None) -> list[Notice]:
-        """The seat to move answered ``action`` after ``elapsed_s`` seconds.
+               stderr_tail: Callable[[], str | None] | None = None, cpu_s: float | None = None) -> list[Notice]:
+        """The seat to move answered ``action`` after ``elapsed_s`` seconds (``cpu_s`` of CPU
+        time, when measured).
 
         ``request`` (the bytes sent) and ``stderr_tail`` (read only if a fault is recorded)
         are evidence for the fault record.
@@ -152,7 +153,7 @@ class Referee:
             return self._fault_for_pending(FaultKind.TIMEOUT, seat, "answered after the limit plus the bank",
                                            elapsed_s=elapsed_s, bank_ms=bank_before, **evidence)
         try:
-            return self._apply(action, seat, elapsed_s)
+            return self._apply(action, seat, elapsed_s, cpu_s)
         except IllegalAction as exc:
             return self._fault_for_pending(FaultKind.ILLEGAL, seat, str(exc), elapsed_s=elapsed_s,
                                            bank_ms=bank_before, **evidence)
@@ -186,13 +187,13 @@ class Referee:
             stderr_tail=stderr_tail() if stderr_tail else None,
         ))
 
-    def _apply(self, action: str, seat: int, elapsed_s: float | None) -> list[Notice]:
+    def _apply(self, action: str, seat: int, elapsed_s: float | None, cpu_s: float | None = None) -> list[Notice]:
         match = self.match
         hand: Hand = match.hand
         hand_index, score_before, carry_before = match.hand_index, match.score, match.carry
         result = match.apply(action)
         if elapsed_s is not None:
-            self.think_ms.append((seat, hand_index, elapsed_s * 1000.0))
+            self.think_ms.append((seat, hand_index, elapsed_s * 1000.0, None if cpu_s is None else cpu_s * 1000.0))
         if result is None:
             return []
         during = {"hand_index": hand_index, "dealer": hand.dealer, "score": list(score_before),

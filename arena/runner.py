@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from arena.botproc import Limits, Manifest, fingerprint, load_manifest, resolve_mode
+from arena.botproc import Limits, Manifest, cgroups, fingerprint, load_manifest, resolve_mode
 from arena.botproc.fingerprint import runtime_changes, runtime_files
 from arena.faults import Fault, FaultKind
 from arena.logsetup import renew_forwarding
@@ -437,6 +437,10 @@ def run_tournament(
         )
         bar = tqdm(total=2 * len(todo), unit="match", disable=(None if progress is None else not progress),
                    desc=config.name, dynamic_ncols=True)
+        # The run's control groups and watchdog, before the workers fork (they share the run)
+        # and before this process becomes a subreaper (the watchdog is nobody's child).
+        run = cgroups.begin_run()
+        cgroups.sweep_leftovers(Path(run_dir), run.run_id)
         adopted = reap_orphans and not config.cluster and become_subreaper()
         if not config.cluster:  # decide the sandbox here: forked workers inherit it, so a fallback warns once
             resolve_mode(config.sandbox)
@@ -472,6 +476,7 @@ def run_tournament(
                                 todo.extendleft(reversed(lost))
                                 workers |= worker_pids(executor)
                                 _shutdown(executor, discard=True)
+                                run.clear_launched_by(workers)
                                 renew_forwarding()
                                 executor = factory()
                                 if adopted:
@@ -502,6 +507,7 @@ def run_tournament(
             bar.close()
             workers |= worker_pids(executor)
             _shutdown(executor, discard=bool(in_flight))
+            run.clear_launched_by(workers)
             if adopted:
                 reap_strays(workers)
         if report.finished:

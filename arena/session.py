@@ -63,6 +63,7 @@ class BotSession:
         self.death: Fault | None = None
         self.served_pairs: set[Any] = set()
         self.load = 0  # matches this session is in right now
+        self.outstanding = 0  # requests sent and not yet answered or faulted
         self.socket: zmq.Socket[bytes] = ctx.socket(zmq.ROUTER)
         self.socket.setsockopt(zmq.LINGER, 0)
         self.socket.setsockopt(zmq.ROUTER_MANDATORY, 1)
@@ -92,6 +93,24 @@ class BotSession:
         except zmq.ZMQError as exc:
             log.info("send to %s failed: %s", self, exc)
             return False
+
+    def begin_request(self) -> int | None:
+        """A request is about to be sent: thaw the bot; its CPU nanoseconds so far."""
+        self.outstanding += 1
+        if self.process is None:
+            return None
+        self.process.thaw()
+        return self.process.cpu_ns()
+
+    def end_request(self) -> int | None:
+        """A request was answered or faulted: freeze the bot if it owes no other answer (no
+        thinking on the opponent's time); its CPU nanoseconds so far."""
+        self.outstanding = max(0, self.outstanding - 1)
+        if self.process is None:
+            return None
+        if self.outstanding == 0:
+            self.process.freeze()
+        return self.process.cpu_ns()
 
     def receive_all(self) -> list[bytes]:
         """Every message waiting on the link (frames from another identity are dropped)."""
@@ -229,6 +248,8 @@ def _handshake(session: BotSession, deadline: float, max_games: int, rules: dict
         session.max_games = max(1, min(max_games, hello.max_games))
         session.send(make_welcome(session.max_games, rules=rules))
         session.state = SessionState.READY
+        if session.process is not None:
+            session.process.freeze()  # until its first request
         log.info("bot %s ready (pid %s, max_games %d, protocol %s)", session.name,
                  session.process.pid if session.process else None, session.max_games, PROTOCOL_MAJOR)
         return

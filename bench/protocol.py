@@ -77,7 +77,7 @@ def main() -> None:
                 lock.append((hands / secs, decisions / secs))
                 secs, outs = run_matches(pool, "bench/bots/echo", seeds, 1)
                 _, decisions = count(outs)
-                rtt += [ms for o in outs for _, _, ms in o.think_ms]
+                rtt += [ms for o in outs for _, _, ms, _cpu in o.think_ms]
                 cycle.append(secs / decisions * 1000.0)
             with SessionPool(Path(run_dir), MatchSettings(time_control=control, max_games=args.games)) as pool:
                 secs, outs = run_matches(pool, "bots/random", seeds, args.games)

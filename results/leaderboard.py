@@ -51,6 +51,9 @@ class Standing:
     think_max_ms: float | None
     bt: BTStanding
     p_top_k: float  # bootstrap P(rank <= the leaderboard's top_k)
+    cpu_p50_ms: float | None = None  # the same figures for the CPU time of each decision
+    cpu_p99_ms: float | None = None
+    cpu_max_ms: float | None = None
 
 
 @dataclass(slots=True)
@@ -239,8 +242,10 @@ def build_leaderboard(store: Store, env: RatingEnv | None = None, *, rating: str
         if fault["entrant"] is not None and fault["kind"] != "harness":
             faults[fault["entrant"]] += 1
     times: list[list[float]] = [[] for _ in range(n)]
+    cpu_times: list[list[float]] = [[] for _ in range(n)]
     for row in store.think_times(tid):
         times[row["entrant"]].extend(json.loads(row["times_ms_json"]))
+        cpu_times[row["entrant"]].extend(ms for ms in json.loads(row["cpu_ms_json"] or "[]") if ms is not None)
     ratings = rate_in_schedule_order(env, n, list(by_pair.items()))
     games = pair_games(matches)
     fit = bradley_terry(games, n, replicates=bootstrap, seed=seed, top_k=top_k)
@@ -250,7 +255,7 @@ def build_leaderboard(store: Store, env: RatingEnv | None = None, *, rating: str
     standings = []
     for e, entrant in enumerate(entrants):
         played = wins[e] + losses[e]
-        ordered = sorted(times[e])
+        ordered, cpu = sorted(times[e]), sorted(cpu_times[e])
         standings.append(Standing(
             rank=0, entrant=e, bot=entrant["label"], name=entrant["name"], version=entrant["version"],
             mu=ratings[e].mu, sigma=ratings[e].sigma, conservative=ratings[e].conservative,
@@ -259,6 +264,7 @@ def build_leaderboard(store: Store, env: RatingEnv | None = None, *, rating: str
             faults=faults[e], forfeits=forfeits[e], think_p50_ms=_percentile(ordered, 0.5),
             think_p99_ms=_percentile(ordered, 0.99), think_max_ms=ordered[-1] if ordered else None,
             bt=fit.standings[e], p_top_k=fit.p_top_k[e],
+            cpu_p50_ms=_percentile(cpu, 0.5), cpu_p99_ms=_percentile(cpu, 0.99), cpu_max_ms=cpu[-1] if cpu else None,
         ))
     finished = tournament["finished_at"] is not None
     ranked_by = rating or ("bt" if finished else "trueskill")

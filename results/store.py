@@ -170,6 +170,9 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )
         """,
     ),
+    (  # 4: each decision's CPU time beside its wall time (null where it was not measured).
+        "ALTER TABLE think_times ADD COLUMN cpu_ms_json TEXT",
+    ),
 )
 
 sqlite3.register_converter("SEEDTEXT", int)  # int(b"123") == 123
@@ -537,7 +540,8 @@ class Store:
         ).fetchall()
 
     def think_times(self, tid: int) -> list[sqlite3.Row]:
-        """Per match and seat, the decision times in milliseconds (JSON arrays)."""
+        """Per match and seat, the decisions' wall times (``times_ms_json``) and CPU times
+        (``cpu_ms_json``: null entries, or a null column, where not measured), in ms."""
         return self.db.execute(
             "SELECT t.* FROM think_times t JOIN matches m ON m.id = t.match_row WHERE m.tournament_id = ?",
             (tid,),
@@ -598,12 +602,14 @@ class Store:
                 for f in outcome["faults"]
             ],
         )
-        by_seat: dict[int, list[float]] = {0: [], 1: []}
-        for seat, _hand, ms in outcome["think_ms"]:
-            by_seat[seat].append(round(ms, 3))
+        wall: dict[int, list[float]] = {0: [], 1: []}
+        cpu: dict[int, list[float | None]] = {0: [], 1: []}
+        for seat, _hand, ms, *cpu_ms in outcome["think_ms"]:
+            wall[seat].append(round(ms, 3))
+            cpu[seat].append(round(cpu_ms[0], 3) if cpu_ms and cpu_ms[0] is not None else None)
         db.executemany(
-            "INSERT INTO think_times (match_row, seat, entrant, times_ms_json) VALUES (?, ?, ?, ?)",
-            [(row, seat, seats[seat], json.dumps(times)) for seat, times in by_seat.items()],
+            "INSERT INTO think_times (match_row, seat, entrant, times_ms_json, cpu_ms_json) VALUES (?, ?, ?, ?, ?)",
+            [(row, seat, seats[seat], json.dumps(wall[seat]), json.dumps(cpu[seat])) for seat in (0, 1)],
         )
 
     def finish_tournament(self, tid: int) -> None:

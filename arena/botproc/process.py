@@ -10,6 +10,12 @@ kill every process in the namespace, and the outer bwrap then exits with 128 + s
 the leader of its own process group, and ``kill()`` signals that group plus every descendant it
 can still find in /proc.
 
+With control groups (``arena.botproc.cgroups``) every launch starts inside its own group:
+the launcher joins it before it execs bubblewrap, so the sandbox and everything the bot
+starts are in it from the first instruction. ``kill()`` then empties the group (whatever
+re-parented itself out of the process tree included), ``freeze()``/``thaw()`` stop and resume
+the whole bot, and ``cpu_ns()`` reads its CPU time.
+
 Stopping is deadline-bound everywhere: no wait in this module is unbounded.
 """
 
@@ -31,7 +37,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import TracebackType
 
-from arena.botproc import procfs
+from arena.botproc import cgroups, procfs
+from arena.botproc.cgroups import BotCgroup, CgroupError
 from arena.botproc.manifest import Manifest
 from arena.botproc.sandbox import (
     SANDBOX_WORKDIR, Limits, SandboxError, SandboxMode, bwrap_status, clean_env, prefix_command,
@@ -59,7 +66,8 @@ class BotProcess:
 
     def __init__(self, *, manifest: Manifest, popen: subprocess.Popen[bytes],
                  mode: SandboxMode, launch_dir: Path, limits: Limits,
-                 init_pid: int | None, init_pidfd: int | None, keep_workdir: bool) -> None:
+                 init_pid: int | None, init_pidfd: int | None, keep_workdir: bool,
+                 cgroup: BotCgroup | None = None) -> None:
         self.manifest = manifest
         self.mode = mode
         self.launch_dir = launch_dir
@@ -72,6 +80,7 @@ class BotProcess:
         self._init_pid = init_pid
         self._init_pidfd = init_pidfd
         self._keep_workdir = keep_workdir
+        self.cgroup = cgroup
         self._lock = threading.RLock()
         self._killed = False
         self._closed = False
@@ -141,6 +150,22 @@ class BotProcess:
             except OSError:
                 self._init_pidfd = None  # gone already or no pidfd support: use os.kill
 
+    # -- the control group ---------------------------------------------------------------
+
+    def freeze(self) -> None:
+        """Stop every process of the bot (no-op without control groups)."""
+        if self.cgroup is not None and not self._closed:
+            self.cgroup.freeze()
+
+    def thaw(self) -> None:
+        """Let a frozen bot run again (no-op without control groups)."""
+        if self.cgroup is not None and not self._closed:
+            self.cgroup.thaw()
+
+    def cpu_ns(self) -> int | None:
+        """CPU nanoseconds the bot has used so far (all its processes), or None unmeasured."""
+        return None if self.cgroup is None else self.cgroup.cpu_ns()
+
     # -- stopping ------------------------------------------------------------------------
 
     def kill(self, timeout: float = KILL_TIMEOUT_S) -> bool:
@@ -154,6 +179,8 @@ class BotProcess:
             if self._popen.poll() is None:
                 self._killed = True
                 log.info("killing bot %s pid=%d", self.manifest.name, self.pid)
+            if self.cgroup is not None:  # everything of the bot, wherever it re-parented to
+                self.cgroup.kill(max(0.0, deadline - time.monotonic()) * 0.8)
             if self.mode is SandboxMode.BWRAP:
                 self._kill_bwrap(deadline)
             else:
@@ -228,6 +255,8 @@ class BotProcess:
             if self._init_pidfd is not None:
                 os.close(self._init_pidfd)
                 self._init_pidfd = None
+            if self.cgroup is not None:
+                self.cgroup.remove()
             if not self._keep_workdir:
                 shutil.rmtree(self.workdir, ignore_errors=True)
 
@@ -274,7 +303,9 @@ class BotProcess:
             text = f"exit code {rc}"
         hints = []
         tail = self.stderr_tail(max_lines=40)
-        if any(h in tail for h in _MEMORY_HINTS):
+        if self.cgroup is not None and self.cgroup.oom_kills():
+            hints.append(f"out of memory: memory limit {_mib(self.limits.address_space_bytes)}")
+        elif any(h in tail for h in _MEMORY_HINTS):
             hints.append("out of memory: address-space limit "
                          f"{_mib(self.limits.address_space_bytes)}")
         if self.output_capped() or any(h in tail for h in _OUTPUT_HINTS):
@@ -342,6 +373,11 @@ def start_bot(manifest: Manifest, *, run_dir: Path | str, endpoint: str | None =
     - ``sandbox``: ``auto`` (default), ``bwrap`` (required) or ``fallback`` (process group and
       rlimits only; forced).
 
+    The launch gets a control group of this process's run (``cgroups.current_run()``) with
+    ``limits``' pids, memory and CPU figures, and is recorded in ``run_dir/.runs/`` so that a
+    later run can end it if this one is killed; every process of it carries the run's id in
+    ``ARENA_RUN``.
+
     Raises SandboxError (an ArenaError) when the sandbox cannot be set up; a bot that starts
     and then fails is not an error here: ``poll()``/``exit_description()`` tell.
     """
@@ -355,6 +391,8 @@ def start_bot(manifest: Manifest, *, run_dir: Path | str, endpoint: str | None =
         exposed.extend(link_folders(endpoint, mode))
     if token is not None:
         extra[ENV_TOKEN] = token
+    run = cgroups.current_run()
+    extra[cgroups.ENV_RUN] = run.run_id
     for path in (manifest.bot_dir, *exposed):
         if not path.is_dir():
             raise SandboxError(f"cannot expose {path} to bot {manifest.name}: not a folder")
@@ -365,6 +403,23 @@ def start_bot(manifest: Manifest, *, run_dir: Path | str, endpoint: str | None =
             home=SANDBOX_WORKDIR, manifest_env=manifest.env, extra=extra, sandboxed=True))
 
     run_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        group = run.new_bot(manifest.name, limits.cgroup_limits())
+    except CgroupError as exc:
+        raise SandboxError(f"cannot make the control group of bot {manifest.name}: {exc}") from exc
+    try:
+        return _launch(manifest, run_dir, mode, limits, view, extra, args, keep_workdir, group,
+                       run.run_id)
+    except BaseException:
+        if group is not None:
+            group.remove()
+        raise
+
+
+def _launch(manifest: Manifest, run_dir: Path, mode: SandboxMode, limits: Limits,
+            view: SandboxView | None, extra: dict[str, str], args: Sequence[str], keep_workdir: bool,
+            group: BotCgroup | None, run_id: str) -> BotProcess:
+    """``start_bot`` once the checks are done and the control group (if any) exists."""
     launch_dir = Path(tempfile.mkdtemp(prefix=f"{_slug(manifest.name)}-", dir=run_dir))
     workdir = launch_dir / WORKDIR_NAME
     workdir.mkdir(mode=0o700)
@@ -387,6 +442,8 @@ def start_bot(manifest: Manifest, *, run_dir: Path | str, endpoint: str | None =
             head, data_fds = bwrap_argv(view, bwrap=bwrap, info_fd=info_w)
             command = head + ["/bin/sh", "-c", GUARD_SCRIPT, "arena-guard", *command]
             pass_fds = (info_w, *data_fds)
+        if group is not None:
+            command = [*group.join_prefix(), *command]
         popen = _launcher().submit(
             subprocess.Popen, command, stdin=stdin, stdout=out_fd,
             stderr=err_fd, env=bot_env, cwd=workdir, start_new_session=True, close_fds=True,
@@ -397,8 +454,10 @@ def start_bot(manifest: Manifest, *, run_dir: Path | str, endpoint: str | None =
         raise SandboxError(f"cannot start bot {manifest.name}: {exc}") from exc
     finally:
         _close_fds(out_fd, err_fd, *data_fds)
+    cgroups.record_launch(run_dir, run_id, popen.pid, group)
     bot = BotProcess(manifest=manifest, popen=popen, mode=mode, launch_dir=launch_dir,
-                     limits=limits, init_pid=None, init_pidfd=None, keep_workdir=keep_workdir)
+                     limits=limits, init_pid=None, init_pidfd=None, keep_workdir=keep_workdir,
+                     cgroup=group)
     bot.view = view
     if mode is SandboxMode.BWRAP:
         os.close(info_w)

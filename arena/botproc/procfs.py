@@ -87,3 +87,13 @@ def find_processes(marker: str) -> list[int]:
             if info is not None and info.state not in ("Z", "X"):
                 found.append(int(entry))
     return found
+
+
+def start_ticks(pid: int) -> int | None:
+    """When the process started (clock ticks since boot; tells a pid's reuse apart), or None."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            raw = fh.read()
+        return int(raw[raw.rfind(b")") + 2:].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None

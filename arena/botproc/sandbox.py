@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import arena
+from arena.botproc.cgroups import CgroupLimits
 from arena.errors import ArenaError
 
 log = logging.getLogger(__name__)
@@ -66,11 +67,13 @@ class SandboxMode(enum.StrEnum):
 class Limits:
     """Resource limits applied to the bot with ``prlimit`` (None = leave unlimited).
 
-    ``file_size_bytes`` (RLIMIT_FSIZE) also caps the stdout and stderr logs. ``processes``
+    ``file_size_bytes`` (RLIMIT_FSIZE) caps each file the bot writes. ``processes``
     (RLIMIT_NPROC) is ignored by the kernel for root. ``cpu_seconds`` is the soft limit
     (SIGXCPU); the hard limit one second later sends SIGKILL. ``disk_bytes`` bounds
     everything the bot writes under bubblewrap (its working directory, ``/tmp`` and
     ``/dev/shm`` are size-limited tmpfs); not a prlimit, and not bounded in the fallback.
+    ``pids`` and ``cpus`` are the bot's control-group limits (``arena.botproc.cgroups``),
+    beside ``address_space_bytes`` as its memory limit there.
     """
 
     address_space_bytes: int | None = 1 << 30
@@ -79,8 +82,11 @@ class Limits:
     file_size_bytes: int | None = 16 << 20
     processes: int | None = None
     disk_bytes: int | None = DEFAULT_DISK_BYTES
+    pids: int | None = 64
+    cpus: float | None = 1.0
 
     def __post_init__(self) -> None:
+        self.cgroup_limits()  # checks pids and cpus
         for name in ("address_space_bytes", "cpu_seconds", "open_files", "file_size_bytes",
                      "processes", "disk_bytes"):
             value = getattr(self, name)
@@ -88,6 +94,10 @@ class Limits:
                                       or value < 1):
                 raise ValueError(f"Limits.{name} must be a positive integer or None, "
                                  f"got {value!r}")
+
+    def cgroup_limits(self) -> CgroupLimits:
+        """The limits of the bot's control group: pids, memory and CPUs."""
+        return CgroupLimits(pids=self.pids, memory_bytes=self.address_space_bytes, cpus=self.cpus)
 
     def prlimit_args(self) -> list[str]:
         """The ``prlimit`` options for these limits (core dumps always off)."""

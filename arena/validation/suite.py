@@ -422,6 +422,7 @@ def _shutdown(run: _Run, step: Step) -> None:
     watch = leftovers.ShutdownWatch(bot, session.token)
     payload = make_shutdown("validation: shutdown check")
     session.send(payload)
+    bot.thaw()  # an idle bot is frozen
     sent_at = time.monotonic()
     deadline = sent_at + run.settings.shutdown_ms / 1000.0
     while bot.poll() is None and time.monotonic() < deadline:

@@ -489,7 +489,7 @@ def test_sandbox_network_filesystem_and_environment(tmp_path: Path, sock_dir: Pa
         env = report["env"]
         assert isinstance(env, dict)
         assert set(env) == {"PATH", "HOME", "TMPDIR", "LANG", "PYTHONPATH",
-                            "PYTHONDONTWRITEBYTECODE", "ARENA_ENDPOINT", "ARENA_TOKEN",
+                            "PYTHONDONTWRITEBYTECODE", "ARENA_ENDPOINT", "ARENA_TOKEN", "ARENA_RUN",
                             "PROBE_FROM_MANIFEST", "EXTRA", "PWD"}  # bwrap sets PWD
         assert env["HOME"] == SANDBOX_WORKDIR and env["ARENA_ENDPOINT"] == endpoint
         assert env["PYTHONPATH"] == "/arena-sdk"

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from arena.botproc.cgroups import hierarchy
 from arena.cli import main
 from arena.engine import Hand, Rules
 from results.leaderboard import Leaderboard, build_leaderboard
@@ -164,7 +165,10 @@ def test_bot_pages_match_the_store(site_dir: Path, board: Leaderboard, db: dict)
         assert doc.by_id("stat-faults").text == str(s.faults)
         think = {td.attrs["data-key"]: td.text for td in doc.by_id("think").iter("td")}
         ms = lambda v: "—" if v is None else f"{v:.3f}"  # noqa: E731
-        assert think == {"p50": ms(s.think_p50_ms), "p99": ms(s.think_p99_ms), "max": ms(s.think_max_ms)}
+        assert think == {"p50": ms(s.think_p50_ms), "p99": ms(s.think_p99_ms), "max": ms(s.think_max_ms),
+                         "cpu_p50": ms(s.cpu_p50_ms), "cpu_p99": ms(s.cpu_p99_ms), "cpu_max": ms(s.cpu_max_ms)}
+        if hierarchy() is not None and s.think_p50_ms is not None:  # CPU time is measured under cgroups
+            assert s.cpu_p50_ms is not None and s.cpu_max_ms is not None
 
         # results by opponent, straight from the matches table
         expected = {}

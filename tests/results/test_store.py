@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
@@ -32,6 +33,31 @@ def test_a_new_store_is_marked_and_migrated(tmp_path: Path) -> None:
     assert raw.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
     assert raw.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
     assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_each_decision_keeps_its_cpu_time_beside_its_wall_time(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    import results.store as store_module
+
+    path = tmp_path / "a.sqlite"
+    cpu_migration = len(MIGRATIONS) - 1
+    monkeypatch.setattr(store_module, "MIGRATIONS", MIGRATIONS[:cpu_migration])
+    with Store(path, create=True) as old:  # a store made before CPU times, with a pair in it
+        tid = old.create_tournament("t", 1, {}, BOTS, [(0, 0, 1, 99), (1, 0, 1, 98)])
+        old.db.execute("INSERT INTO matches (tournament_id, pair_index, half, match_id, seed, seat0, seat1, "
+                       "winner_seat, score0, score1, forfeit, void, hands) VALUES (?, 1, 0, 'old', 5, 0, 1, 0, 7, 0, "
+                       "0, 0, 0)", (tid,))
+        row = old.db.execute("SELECT id FROM matches").fetchone()[0]
+        old.db.execute("INSERT INTO think_times (match_row, seat, entrant, times_ms_json) VALUES (?, 0, 0, '[2.5]')",
+                       (row,))
+    monkeypatch.setattr(store_module, "MIGRATIONS", MIGRATIONS)
+    with Store(path) as store:
+        measured = {**_outcome("p00000h0", 0), "think_ms": [[0, 0, 1.5, 0.25], [1, 0, 2.0, None], [0, 1, 3.0, 1.0]]}
+        unmeasured = _outcome("p00000h1", 1)  # an outcome without CPU times: wall times only
+        store.record_pair(tid, 0, [measured, unmeasured], [(0, 1), (1, 0)], [])
+        rows = sorted((json.loads(r["times_ms_json"]), json.loads(r["cpu_ms_json"] or "null"))
+                      for r in store.think_times(tid))
+    assert rows == sorted([([2.5], None), ([1.5, 3.0], [0.25, 1.0]), ([2.0], [None]), ([1.5], [None]), ([], [])])
 
 
 def test_a_pair_is_stored_once_and_atomically(tmp_path: Path) -> None:

@@ -1,0 +1,31 @@
+"""Hostile bot: starts 6 processes that spin on the CPU for as long as the bot lives (meant to
+slow every other bot on the machine down, and to think on the opponent's time), then plays
+legal moves. Under the arena's control groups it is frozen while it owes no answer and capped
+at one CPU while it does: only its own answers can get slow."""
+
+import os
+
+from protocol.client import Bot, run
+
+SPINNERS = 6
+
+
+def spin_forever() -> None:
+    for _ in range(SPINNERS):
+        if os.fork() == 0:
+            while True:
+                pass
+
+
+class CpuHog(Bot):
+    name, version = "hostile-cpuhog", "1.0"
+
+    def act(self, view, legal_actions):
+        if "declare" in legal_actions and view["totals"][view["seat"]] >= 66:
+            return "declare"
+        return next(a for a in legal_actions if a != "declare")
+
+
+if __name__ == "__main__":
+    spin_forever()
+    run(CpuHog)
