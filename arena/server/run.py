@@ -20,13 +20,17 @@ def serve(folder: Path, *, host: str, port: int, workers: int | None, cluster: s
     from arena.runner import cluster_executor
     from arena.server.app import make_app
     from arena.server.ladder import Ladder
+    from arena.server.submissions import clear_incoming
     from arena.server.validator import ValidationQueue
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if workers is not None and workers < 1:
+        raise ServerError("--workers must be at least 1")
     count = workers or os.cpu_count() or 1
     ladder = Ladder(folder, count, (lambda: cluster_executor(cluster)) if cluster else None)
     validation = ValidationQueue(folder, on_accept=lambda _submission: ladder.wake.set())
-    app = make_app(folder, on_submission=validation.wake.set, on_change=ladder.wake.set)
+    app = make_app(folder, on_submission=validation.wake.set, on_change=ladder.wake.set)  # checks the folder
+    clear_incoming(folder)
     config = uvicorn.Config(app, host=host, port=port, log_level="info", access_log=False, proxy_headers=True,
                             forwarded_allow_ips="127.0.0.1", limit_concurrency=256, timeout_keep_alive=5)
     print(f"serving {folder} on http://{host}:{port}/ (Ctrl-C stops)", flush=True)

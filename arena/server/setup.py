@@ -31,6 +31,7 @@ def init_folder(folder: Path, config: ServerConfig, organiser: str = "organiser"
         raise ServerError(f"{folder}: is not empty; give a new or empty folder")
     folder.mkdir(parents=True, exist_ok=True)
     db = ServerDB(folder, create=True)
+    (folder / DB_NAME).chmod(0o600)  # token hashes and sessions: the server's user only (WAL files follow)
     try:
         db.set_state("config", config.to_dict())
         return db.add_user(organiser, ORGANISER, config.quotas)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import secrets
 import shutil
 from datetime import timedelta
+from pathlib import Path
 from typing import IO, Any
 
 from starlette.concurrency import run_in_threadpool
@@ -31,7 +32,13 @@ from arena.server.setup import check_name
 from arena.server.web import page
 
 SUBMISSIONS = "submissions"
-INCOMING = "incoming"
+INCOMING = "incoming"  # where uploads are unpacked before they are queued
+
+
+def clear_incoming(folder: Path) -> None:
+    """Remove what a killed server left half unpacked (call before serving)."""
+    for leftover in (Path(folder) / INCOMING).glob("*"):
+        shutil.rmtree(leftover, ignore_errors=True)
 
 
 def submission_json(sub: Submission) -> dict[str, Any]:

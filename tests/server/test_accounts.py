@@ -25,6 +25,7 @@ def test_init_and_add_user_print_the_token_alone_on_the_last_line(make_server: C
     raw = (server.folder / "server.sqlite").read_bytes()
     for token in (organiser, alice):
         assert token.encode() not in raw and token.split("_", 2)[2].encode() not in raw
+    assert (server.folder / "server.sqlite").stat().st_mode & 0o077 == 0
     rows = sqlite3.connect(server.folder / "server.sqlite").execute("SELECT name, role FROM users").fetchall()
     assert sorted(rows) == [("alice", "participant"), ("organiser", "organiser")]
 
@@ -42,6 +43,8 @@ def folder_with_alice(tmp_path_factory: pytest.TempPathFactory) -> Server:
     (["init", "{dir}"], "already holds a server"),
     (["add-user", "{dir}/nowhere", "bob"], "not a server data folder"),
     (["add-user", "{dir}", "bob", "--max-files", "0"], "--files must be positive"),
+    (["run", "{dir}/nowhere"], "not a server data folder"),
+    (["run", "{dir}", "--workers", "0"], "--workers must be at least 1"),
 ])
 def test_bad_set_up_commands_say_why_in_one_line(folder_with_alice: Server, args: list[str], message: str) -> None:
     server = folder_with_alice
