@@ -26,7 +26,7 @@ def test_server_demo_serves_a_playing_ladder(tmp_path: Path) -> None:
              "--workers", "1"], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         with server.client() as anonymous:
-            wait_for("the demo ladder", lambda: _playing(anonymous), 90)
+            wait_for("the demo ladder", lambda: _playing(anonymous), 180)  # two validations first
         text = log.read_text()
         tokens = dict(line.split(" token: ") for line in text.splitlines() if " token: " in line)
         assert set(tokens) == {"organiser", "alice", "bob"}
