@@ -90,3 +90,6 @@ def test_tokens_sessions_and_limits_on_a_running_server(make_server: Callable[..
         assert "too many requests" in limited.json()["error"]
         with server.client("organiser") as organiser:
             assert organiser.get("/api/me").json()["role"] == "organiser"
+        # Web logins have their own, tighter limit per address (10 a minute): guessing is slow.
+        logins = [anonymous.post("/login", data={"token": wrong}).status_code for _ in range(11)]
+        assert logins.count(401) <= 10 and logins[-1] == 429
