@@ -42,7 +42,7 @@ HERE = Path(__file__).resolve().parent
 WORKDIR = Path.cwd()
 SDK = Path("/arena-sdk")
 ENV_KNOWN = {"PATH", "HOME", "TMPDIR", "LANG", "PYTHONPATH", "PYTHONDONTWRITEBYTECODE", "ARENA_ENDPOINT",
-             "ARENA_TOKEN", "PWD"}
+             "ARENA_TOKEN", "ARENA_RUN", "PWD"}  # ARENA_RUN: the run id that marks its processes
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/proc", "/dev")
 findings: dict[str, dict[str, str]] = {}
 
