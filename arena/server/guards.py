@@ -23,6 +23,9 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
+MAX_CLIENTS = 10_000  # buckets kept before the full ones are dropped
+
+
 @dataclass(slots=True)
 class _Bucket:
     tokens: float
@@ -43,6 +46,9 @@ class RateLimiter:
         """Spend one request of ``key``'s; 0.0 if allowed, else the seconds until one is free."""
         now = self.clock()
         with self._lock:
+            if len(self._buckets) > MAX_CLIENTS:  # forget the clients whose buckets refilled
+                self._buckets = {k: b for k, b in self._buckets.items()
+                                 if b.tokens + (now - b.at) * self.rate < self.burst}
             bucket = self._buckets.get(key)
             if bucket is None:
                 bucket = self._buckets[key] = _Bucket(self.burst, now)

@@ -50,6 +50,7 @@ log = logging.getLogger(__name__)
 
 LOGS = "logs"
 MAX_PAIR_ATTEMPTS = 3
+RETRY_S = 5.0  # after an error in the ladder loop, how long until it starts again
 
 ExecutorFactory = Callable[[], cf.Executor]
 
@@ -134,15 +135,17 @@ class Ladder(threading.Thread):
         self.wake.set()
 
     def run(self) -> None:
-        db = ServerDB(self.folder)
-        store, tid = open_ladder(self.folder)
-        try:
-            _Loop(self, db, store, tid).run()
-        except Exception:
-            log.exception("the ladder stopped on an error; restart the server to resume it")
-        finally:
-            store.close()
-            db.close()
+        while not self.stopping.is_set():
+            db = ServerDB(self.folder)
+            store, tid = open_ladder(self.folder)
+            try:
+                _Loop(self, db, store, tid).run()
+            except Exception:  # the ladder must run itself: start over from the store after a pause
+                log.exception("the ladder stopped on an error; it starts again in %.0f s", RETRY_S)
+                self.stopping.wait(RETRY_S)
+            finally:
+                store.close()
+                db.close()
 
 
 class _Loop:
