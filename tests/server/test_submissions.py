@@ -41,6 +41,8 @@ def test_upload_validate_accept_and_reject(competition: Server, tmp_path: Path) 
         page = alice.get(f"/submissions/{body['id']}")
         assert page.status_code == 200 and 'data-status="rejected"' in page.text
         assert all(f'data-step="{s["name"]}"' in page.text for s in rejected["report"]["steps"])
+        if rejected["report"].get("sandbox_view"):
+            assert 'id="sandbox-view"' in page.text
         assert alice.get("/api/submissions").json()["submissions"][0]["id"] == body["id"]
 
         # Bob may not take over alice's bot name.
