@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from arena.botproc import Limits, ManifestError, SandboxError, SandboxMode, load_manifest, view
-from arena.botproc.sandbox import BOT_UID, SDK_ROOT
+from arena.botproc.sandbox import BOT_UID, SANDBOX_WORKDIR, SDK_ROOT
 from arena.botproc.view import MountKind, SandboxView
 from arena.validation.report import view_lines
 
@@ -74,8 +74,8 @@ def test_writes_are_bounded_in_total(tmp_path: Path) -> None:
     assert set(sizes) == {"/tmp", "/dev/shm"}
     assert sizes["/dev/shm"] == 1 << 20 and v.disk_bytes == 32 << 20
     writable = {m.target for m in v.mounts if m.writable}
-    assert writable == {"/tmp", "/dev/shm", view.SANDBOX_WORKDIR}
-    assert view.SANDBOX_WORKDIR.startswith("/tmp/")  # the working directory counts in /tmp
+    assert writable == {"/tmp", "/dev/shm", SANDBOX_WORKDIR}
+    assert SANDBOX_WORKDIR.startswith("/tmp/")  # the working directory counts in /tmp
 
 
 def test_bwrap_arguments_drop_root_or_map_the_uid(tmp_path: Path) -> None:

@@ -45,7 +45,8 @@ def report(logs: Path, bot: str) -> dict[str, object]:
     (log,) = sorted(logs.glob(f"{bot}-*/stderr.log"))
     found = REPORT.findall(log.read_text())
     assert len(found) == 1, log.read_text()[-2000:]
-    return json.loads(found[0][1])
+    data: dict[str, object] = json.loads(found[0][1])
+    return data
 
 
 def secrets(tmp_path: Path) -> dict[str, list[str]]:
