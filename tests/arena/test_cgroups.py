@@ -138,7 +138,7 @@ def test_without_groups_the_arena_warns_once_and_plays(tmp_path: Path) -> None:
 
 @NEEDS_BWRAP
 def test_a_sandbox_init_orphaned_mid_launch_is_ended_by_the_next_run(tmp_path: Path) -> None:
-    """The leftover of issue 12: bwrap killed between cloning its init and releasing it
+    """The leftover a killed arena used to leave: bwrap killed between cloning its init and releasing it
     leaves the init blocked on an eventfd, parent PID 1. Made on purpose here: bwrap writes
     its --info-fd report before it releases the child, so a full info pipe holds it there."""
     run = cgroups.RunGroups(cgroups.new_run_id(), watch=False)
