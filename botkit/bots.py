@@ -18,12 +18,12 @@ import time
 from typing import Any, ClassVar
 
 from arena.engine import Rules
+from arena.engine.core import ACTION_INDEX, ACTION_NAMES, FINAL, Core
 from protocol.client import Bot
 
 from . import ismcts
 from .endgame import action_values, value
 from .knowledge import Knowledge, Situation
-from .model import ACTION_INDEX, ACTION_NAMES, FINAL, Game
 from .policies import expert, greedy
 from .worlds import best_action, candidate_actions, pimc_values, worlds
 
@@ -127,12 +127,12 @@ class ExpertBot(LadderBot):
         return expert(self.knowledge(view).situation, legal)
 
 
-def exact_values(g: Game, actions: list[int], seat: int) -> dict[int, float]:
+def exact_values(g: Core, actions: list[int], seat: int) -> dict[int, float]:
     """Exact alpha-beta values of ``actions`` in one world (ints as floats)."""
     return {a: float(v) for a, v in action_values(g, seat, actions).items()}
 
 
-def rollout_value(g: Game, seat: int) -> float:
+def rollout_value(g: Core, seat: int) -> float:
     """Play ``g`` out with ``expert`` on both sides (each from its own public knowledge) until
     the stock is closed or exhausted, then solve the rest exactly."""
     while g.result is None:
@@ -142,7 +142,7 @@ def rollout_value(g: Game, seat: int) -> float:
     return float(g.value(seat))
 
 
-def rollout_values(g: Game, actions: list[int], seat: int) -> dict[int, float]:
+def rollout_values(g: Core, actions: list[int], seat: int) -> dict[int, float]:
     """Each action followed by an expert rollout with the exact endgame, in one world."""
     out = {}
     for a in actions:

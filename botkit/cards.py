@@ -1,18 +1,18 @@
-"""Card bitmasks over the engine's card indices (``suit * 6 + rank``; rank 0 = ace)."""
+"""Card bitmasks over the engine's card indices (``suit * 6 + rank``; rank 0 = ace): the
+engine's tables and helpers for the policies."""
 
 from __future__ import annotations
 
-from arena.engine.cards import CARD_INDEX, CARD_NAMES, CARD_POINTS, CARD_SUIT, SUITS
+from arena.engine.cards import (
+    ACE, ALL, CARD_INDEX, CARD_NAMES, CARD_POINTS, CARD_SUIT, KING, NINE, QUEEN, SUIT_MASK, SUITS, TEN, cards_of,
+)
 
 __all__ = [
-    "ALL", "CARD_INDEX", "CARD_NAMES", "CARD_POINTS", "CARD_SUIT", "SUITS", "SUIT_MASK",
-    "KING", "QUEEN", "NINE", "bit", "cards_of", "mask_of", "names_of", "points_of",
+    "ACE", "ALL", "CARD_INDEX", "CARD_NAMES", "CARD_POINTS", "CARD_SUIT", "SUITS", "SUIT_MASK",
+    "TEN", "KING", "QUEEN", "NINE", "bit", "cards_of", "mask_of", "names_of", "points_of",
     "highest", "lowest", "count",
 ]
 
-KING, QUEEN, NINE = 2, 3, 5
-ALL = (1 << 24) - 1
-SUIT_MASK: tuple[int, ...] = tuple(0x3F << (6 * s) for s in range(4))
 _POINTS_BY_BIT = CARD_POINTS
 
 
@@ -27,15 +27,6 @@ def mask_of(names: list[str] | tuple[str, ...]) -> int:
     for name in names:
         m |= 1 << CARD_INDEX[name]
     return m
-
-
-_LOW: tuple[list[int], ...] = tuple([c for c in range(12) if m >> c & 1] for m in range(4096))
-_HIGH: tuple[list[int], ...] = tuple([c + 12 for c in range(12) if m >> c & 1] for m in range(4096))
-
-
-def cards_of(m: int) -> list[int]:
-    """The card indices in ``m``, ascending (canonical order: high to low within a suit)."""
-    return _LOW[m & 4095] + _HIGH[m >> 12]
 
 
 def names_of(m: int) -> list[str]:

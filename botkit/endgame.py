@@ -1,7 +1,7 @@
 """Exact alpha-beta on game points for hands whose cards are all known (one world).
 
 ``action_values(game, root)`` gives the exact value, in game points for ``root`` (negative
-when lost), of each legal action. Phase A states are searched through ``Game.copy``/``apply``
+when lost), of each legal action. Phase A states are searched through ``Core.copy``/``apply``
 (draws included), and once the stock is closed or exhausted a tight recursive search on
 bitmasks takes over (``_PhaseB``), with a transposition table per solve. Declaring under 66
 is never searched, and a leader at 66 or more always declares: its opponent's total and
@@ -11,7 +11,8 @@ tricks can only grow, so playing on can never score more.
 from __future__ import annotations
 
 from .cards import CARD_POINTS, CARD_SUIT, KING, QUEEN, SUIT_MASK, cards_of
-from .model import DECLARE, FOLLOW, LEAD, MELD, STEP_NONE, Game
+from arena.engine.core import DECLARE, FOLLOW, LEAD, MELD, STEP_NONE, Core
+
 
 _INF = 99
 _EXACT, _LOWER, _UPPER = 0, 1, 2
@@ -20,19 +21,19 @@ _EXACT, _LOWER, _UPPER = 0, 1, 2
 class _PhaseB:
     """Strict-phase search for one root seat and one hand's constants (rules, close state)."""
 
-    def __init__(self, g: Game, root: int) -> None:
+    def __init__(self, g: Core, root: int) -> None:
         rules = g.rules
         self.root = root
         self.trump = g.trump
         self.closed = g.closed
         self.closer = g.closer
-        self.otc = g.otc
+        self.otc = g.opp_tricks_at_close
         self.bonus = 0 if g.closed else rules.last_trick_bonus
         self.rules = rules
         self.table: dict[tuple[int, ...], tuple[int, int]] = {}
         self.nodes = 0
         option = rules.closer_opponent_out_points
-        self.coo = (3 if g.otc == 0 else 2) if option == "2or3_at_close" else (2 if option == "flat2" else 3)
+        self.coo = (3 if self.otc == 0 else 2) if option == "2or3_at_close" else (2 if option == "flat2" else 3)
         self.melds = rules.marriages_in_phase_b
         self.meld_first = rules.marriage_on_first_lead
 
@@ -112,31 +113,13 @@ class _PhaseB:
         a0, b0 = alpha, beta
         maximizing = mover == self.root
         best = -_INF if maximizing else _INF
+        hand = h0 if mover == 0 else h1
         if lead < 0:
             total = tp0 + (mp0 if tw0 else 0) if mover == 0 else tp1 + (mp1 if tw1 else 0)
             if total >= 66:
                 return self._declared(mover, (tp0, tp1), (tw0, tw1), (mp0, mp1))
-            hand = h0 if mover == 0 else h1
-            for c in sorted(cards_of(hand), key=_lead_order):
-                b = 1 << c
-                if mover == 0:
-                    v = self.search(h0 ^ b, h1, 1, c, tp0, tp1, tw0, tw1, mp0, mp1, alpha, beta)
-                else:
-                    v = self.search(h0, h1 ^ b, 0, c, tp0, tp1, tw0, tw1, mp0, mp1, alpha, beta)
-                if maximizing:
-                    if v > best:
-                        best = v
-                        alpha = max(alpha, v)
-                else:
-                    if v < best:
-                        best = v
-                        beta = min(beta, v)
-                if alpha >= beta:
-                    break
-            if alpha < beta and self.melds:
-                best = self._meld_leads(h0, h1, mover, tp0, tp1, tw0, tw1, mp0, mp1, alpha, beta, best)
+            moves = sorted(cards_of(hand), key=_lead_order)
         else:
-            hand = h0 if mover == 0 else h1
             suit = CARD_SUIT[lead]
             same = hand & SUIT_MASK[suit]
             trump_mask = SUIT_MASK[self.trump]
@@ -147,16 +130,20 @@ class _PhaseB:
                 legal = hand & trump_mask
             else:
                 legal = hand
+            moves = _follow_order(legal, lead, self.trump)
             leader = 1 - mover
             points_lead = CARD_POINTS[lead]
-            for c in _follow_order(legal, lead, self.trump):
+        for c in moves:
+            b = 1 << c
+            n0, n1 = (h0 ^ b, h1) if mover == 0 else (h0, h1 ^ b)
+            if lead < 0:
+                v = self.search(n0, n1, 1 - mover, c, tp0, tp1, tw0, tw1, mp0, mp1, alpha, beta)
+            else:  # the follow ends the trick
                 if CARD_SUIT[c] == suit:
                     w = mover if c < lead else leader
                 else:
                     w = mover if CARD_SUIT[c] == self.trump else leader
                 pts = points_lead + CARD_POINTS[c]
-                b = 1 << c
-                n0, n1 = (h0 ^ b, h1) if mover == 0 else (h0, h1 ^ b)
                 if w == 0:
                     ntp0, ntp1, ntw0, ntw1 = tp0 + pts, tp1, tw0 + 1, tw1
                 else:
@@ -165,16 +152,17 @@ class _PhaseB:
                     v = self._final(w, (ntp0, ntp1), (ntw0, ntw1), (mp0, mp1))
                 else:
                     v = self.search(n0, n1, w, -1, ntp0, ntp1, ntw0, ntw1, mp0, mp1, alpha, beta)
-                if maximizing:
-                    if v > best:
-                        best = v
-                        alpha = max(alpha, v)
-                else:
-                    if v < best:
-                        best = v
-                        beta = min(beta, v)
-                if alpha >= beta:
-                    break
+            if maximizing:
+                if v > best:
+                    best = v
+                    alpha = max(alpha, v)
+            elif v < best:
+                best = v
+                beta = min(beta, v)
+            if alpha >= beta:
+                break
+        if lead < 0 and alpha < beta and self.melds:
+            best = self._meld_leads(h0, h1, mover, tp0, tp1, tw0, tw1, mp0, mp1, alpha, beta, best)
         if best <= a0:
             self.table[key] = (_UPPER, best)
         elif best >= b0:
@@ -226,7 +214,7 @@ def _follow_order(legal: int, lead: int, trump: int) -> list[int]:
     return sorted(cards, key=key)
 
 
-def _strict_state(g: Game) -> bool:
+def _strict_state(g: Core) -> bool:
     """Whether ``_PhaseB`` can search ``g`` directly (strict phase, a plain lead or a follow)."""
     if g.stock or g.result is not None:
         return False
@@ -235,7 +223,7 @@ def _strict_state(g: Game) -> bool:
     return g.phase == LEAD and g.step == STEP_NONE and not g.closing_lead
 
 
-def _plain_actions(g: Game) -> list[int]:
+def _plain_actions(g: Core) -> list[int]:
     """The legal actions worth searching: no declaration under 66."""
     if DECLARE in g.legal and g.total(g.to_move) < 66:
         return [a for a in g.legal if a != DECLARE] or g.legal
@@ -245,7 +233,7 @@ def _plain_actions(g: Game) -> list[int]:
 Solvers = dict[tuple[bool, int, int], _PhaseB]
 
 
-def value(g: Game, root: int, solvers: Solvers | None = None, alpha: int = -_INF, beta: int = _INF) -> int:
+def value(g: Core, root: int, solvers: Solvers | None = None, alpha: int = -_INF, beta: int = _INF) -> int:
     """The exact game-point value of ``g`` for ``root``; ``solvers`` share transposition
     tables between calls on the same hand."""
     if g.result is not None:
@@ -253,12 +241,13 @@ def value(g: Game, root: int, solvers: Solvers | None = None, alpha: int = -_INF
     if solvers is None:
         solvers = {}
     if _strict_state(g):
-        key = (g.closed, g.closer, g.otc)
+        key = (g.closed, g.closer, g.opp_tricks_at_close)
         solver = solvers.get(key)
         if solver is None:
             solver = solvers[key] = _PhaseB(g, root)
-        return solver.search(g.hands[0], g.hands[1], g.to_move, g.lead, g.tp[0], g.tp[1], g.tw[0], g.tw[1],
-                             g.mp[0], g.mp[1], alpha, beta)
+        tp, tw, mp = g.trick_points, g.tricks_won, g.marriage_points
+        return solver.search(g.hands[0], g.hands[1], g.to_move, g.lead, tp[0], tp[1], tw[0], tw[1], mp[0], mp[1],
+                             alpha, beta)
     if g.phase == LEAD and g.total(g.to_move) >= 66 and DECLARE in g.legal:
         child = g.copy()
         child.apply(DECLARE)
@@ -268,20 +257,20 @@ def value(g: Game, root: int, solvers: Solvers | None = None, alpha: int = -_INF
     for a in _plain_actions(g):
         child = g.copy()
         child.apply(a)
-        v = value(child, root, solvers, alpha, beta)
-        if maximizing:
-            if v > best:
-                best = v
-                alpha = max(alpha, v)
-        elif v < best:
-            best = v
-            beta = min(beta, v)
+        best, alpha, beta = _improve(maximizing, value(child, root, solvers, alpha, beta), best, alpha, beta)
         if alpha >= beta:
             break
     return best
 
 
-def action_values(g: Game, root: int, actions: list[int] | None = None) -> dict[int, int]:
+def _improve(maximizing: bool, v: int, best: int, alpha: int, beta: int) -> tuple[int, int, int]:
+    """(best, alpha, beta) once a child's value ``v`` is known (``_PhaseB.search`` has it inline)."""
+    if maximizing:
+        return (v, max(alpha, v), beta) if v > best else (best, alpha, beta)
+    return (v, alpha, min(beta, v)) if v < best else (best, alpha, beta)
+
+
+def action_values(g: Core, root: int, actions: list[int] | None = None) -> dict[int, int]:
     """The exact value for ``root`` (to move in ``g``) of each action (default: all legal
     ones except a declaration under 66)."""
     out: dict[int, int] = {}

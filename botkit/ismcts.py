@@ -16,9 +16,10 @@ import math
 import random
 import time
 
+from arena.engine.core import CLOSE, DECLARE, EXCHANGE, LEAD, MELD, STEP_NONE, Core
+
 from .endgame import value
 from .knowledge import Knowledge, Situation
-from .model import CLOSE, DECLARE, EXCHANGE, LEAD, MELD, STEP_NONE, Game
 from .policies import expert
 
 
@@ -51,7 +52,7 @@ def prune(legal: list[int], total: int, stock_open: bool) -> list[int]:
     return legal
 
 
-def playout(g: Game, exact_cards: int) -> None:
+def playout(g: Core, exact_cards: int) -> None:
     """Finish ``g`` with expert moves; stop (unfinished) in the strict phase once each hand
     holds at most ``exact_cards`` cards, for the exact solver to take over."""
     while g.result is None:
@@ -60,7 +61,7 @@ def playout(g: Game, exact_cards: int) -> None:
         g.apply(expert(Situation.from_game(g, g.to_move), g.legal))
 
 
-def _step(g: Game, a: int, mover: int) -> None:
+def _step(g: Core, a: int, mover: int) -> None:
     """Apply ``a``; after a close or a marriage the rest of that lead is ``expert``'s, so the
     action is valued by one sensible continuation instead of by every continuation at once."""
     g.apply(a)

@@ -4,10 +4,10 @@
 (``unseen``: in the opponent's hand or the stock), the cards the opponent is known to hold,
 the cards the opponent cannot hold (``forbidden``: voids and "could not head" facts revealed by
 strict Phase-B follows), scores and the phase. It is built from a view (``from_view``) or,
-inside search, from a model ``Game`` for one seat (``from_game``, public knowledge only).
+inside search, from the engine's ``Core`` for one seat (``from_game``, public knowledge only).
 
 ``Knowledge.sample`` draws a world: the opponent's unknown cards and the hidden stock order,
-uniformly among those consistent with the view, for ``Hand.from_view`` / ``Game.from_view``.
+uniformly among those consistent with the view, for ``Hand.from_view`` / ``Core.from_view``.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ import random
 from typing import Any
 
 from arena.engine import Rules
+from arena.engine.core import FINAL, FOLLOW, LEAD, MELD, PRE_DRAW, STEP_MELDED, Core
 
 from .cards import ALL, CARD_INDEX, CARD_SUIT, SUIT_MASK, SUITS, cards_of
-from .model import FINAL, FOLLOW, LEAD, MELD, PRE_DRAW, STEP_MELDED, Game
 
 _PHASES = {"lead": LEAD, "follow": FOLLOW, "pre_draw": PRE_DRAW, "final": FINAL}
 
@@ -120,8 +120,8 @@ class Situation:
         return s
 
     @classmethod
-    def from_game(cls, g: Game, seat: int) -> Situation:
-        """The public-knowledge situation of ``seat`` in a model hand."""
+    def from_game(cls, g: Core, seat: int) -> Situation:
+        """The public-knowledge situation of ``seat`` in a searched world."""
         s = cls.__new__(cls)
         s.rules = g.rules
         s.seat = seat
@@ -136,11 +136,12 @@ class Situation:
         s.stock_size = len(stock)
         s.closed = g.closed
         s.closer = g.closer
-        s.otc = g.otc
+        s.otc = g.opp_tricks_at_close
         s.opp_size = g.hands[opp].bit_count()
-        s.tp = (g.tp[0], g.tp[1])
-        s.tw = (g.tw[0], g.tw[1])
-        s.mp = (g.mp[0], g.mp[1])
+        tp, tw, mp = g.trick_points, g.tricks_won, g.marriage_points
+        s.tp = (tp[0], tp[1])
+        s.tw = (tw[0], tw[1])
+        s.mp = (mp[0], mp[1])
         s.lead = g.lead
         s.phase = g.phase
         s.pending_meld = g.pending_meld if g.step == STEP_MELDED else -1
@@ -211,7 +212,7 @@ class Knowledge:
         if (sit.unseen & ~sit.forbidden).bit_count() < self.unknown_count:
             sit.forbidden = 0  # should not happen; never let inference make sampling impossible
             self.absent = (0, 0)
-        self._template: Game | None = None
+        self._template: Core | None = None
 
     def sample(self, rng: random.Random) -> tuple[list[int], list[int]]:
         """A uniform world: (opponent's cards, hidden stock cards in draw order)."""
@@ -225,14 +226,14 @@ class Knowledge:
         rng.shuffle(rest)
         return cards_of(sit.opp_known) + theirs, rest
 
-    def world(self, rng: random.Random) -> Game:
-        """A sampled world as a model hand: ``Game.from_view`` of a sample. When the seat is to
+    def world(self, rng: random.Random) -> Core:
+        """A sampled world: ``Core.from_view`` of a sample. When the seat is to
         move, later worlds copy the first one and swap in the new hidden cards (the same
         result, without reading the view again)."""
         opp, stock = self.sample(rng)
         template = self._template
         if template is None:
-            g = Game.from_view(self.view, opp, stock, self.rules, self.absent)
+            g = Core.from_view(self.view, opp, stock, self.rules, self.absent)
             if self.view["to_move"] == self.situation.seat:
                 self._template = g.copy()
             return g

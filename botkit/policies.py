@@ -1,8 +1,8 @@
 """The hand-written policies: ``greedy`` (one-ply rules) and ``expert`` (card counting).
 
-Both map a ``Situation`` and the legal int actions (``botkit.model``) to one action, so the
+Both map a ``Situation`` and the legal int actions (``arena.engine.core``) to one action, so the
 same code answers a real request (situation from the view) and plays rollouts inside search
-(situation from a model hand). Both declare as soon as they have 66 (the opponent's total can
+(situation from a searched world). Both declare as soon as they have 66 (the opponent's total can
 only grow, so waiting never scores more), never under 66, and always exchange the trump nine.
 
 ``greedy``: melds (40 first), never closes, leads its cheapest side card, heads a lead in suit
@@ -24,11 +24,11 @@ failures to head in Phase B) and:
 
 from __future__ import annotations
 
-from .cards import CARD_POINTS, CARD_SUIT, KING, NINE, QUEEN, SUIT_MASK, cards_of
-from .knowledge import Situation, meld_suits
-from .model import CLOSE, DECLARE, DRAW, EXCHANGE, FINAL, FOLLOW, MELD, PASS, PRE_DRAW
+from arena.engine.core import CLOSE, DECLARE, DRAW, EXCHANGE, FINAL, FOLLOW, MELD, PASS, PRE_DRAW
 
-ACE, TEN = 0, 1
+from .cards import ACE, CARD_POINTS, CARD_SUIT, KING, NINE, QUEEN, SUIT_MASK, TEN, cards_of
+from .knowledge import Situation, meld_suits
+
 WIN_66 = 100  # the score of reaching 66 (or of letting the opponent reach it)
 WEIGHTS: dict[str, float] = {
     # The expert's weights, in card points, tuned on duplicate deals against greedy and

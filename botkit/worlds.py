@@ -9,9 +9,10 @@ import random
 import time
 from collections.abc import Callable
 
+from arena.engine.core import DECLARE, Core
+
 from .cards import cards_of
 from .knowledge import Knowledge, Situation
-from .model import DECLARE, Game
 
 
 def candidate_actions(sit: Situation, legal: list[int]) -> list[int]:
@@ -21,7 +22,7 @@ def candidate_actions(sit: Situation, legal: list[int]) -> list[int]:
     return legal
 
 
-def worlds(know: Knowledge, rng: random.Random, budget: int) -> list[Game]:
+def worlds(know: Knowledge, rng: random.Random, budget: int) -> list[Core]:
     """Up to ``budget`` worlds. In Phase B, where the stock order does not matter, a known
     opponent hand gives one world, and few possible hands are all enumerated (each equally
     likely); otherwise worlds are sampled uniformly."""
@@ -36,14 +37,14 @@ def worlds(know: Knowledge, rng: random.Random, budget: int) -> list[Game]:
                 taken = 0
                 for c in theirs:
                     taken |= 1 << c
-                out.append(Game.from_view(know.view, known + list(theirs), cards_of(sit.unseen & ~taken), know.rules,
+                out.append(Core.from_view(know.view, known + list(theirs), cards_of(sit.unseen & ~taken), know.rules,
                                           know.absent))
             return out
     return [know.world(rng) for _ in range(max(1, budget))]
 
 
-def pimc_values(know: Knowledge, actions: list[int], games: list[Game],
-                evaluate: Callable[[Game, list[int], int], dict[int, float]],
+def pimc_values(know: Knowledge, actions: list[int], games: list[Core],
+                evaluate: Callable[[Core, list[int], int], dict[int, float]],
                 deadline: float | None = None) -> dict[int, float]:
     """The mean over ``games`` of ``evaluate(world, actions, seat)`` (a value per action).
     Past ``deadline`` (``time.monotonic()``; a safety net only) the worlds done so far count."""

@@ -7,7 +7,8 @@ Public API (docs/architecture.md#engine-api)::
 
 from .cards import CARD_NAMES, SUITS, canonical_deck
 from .errors import IllegalAction, MalformedAction
-from .hand import GAME_POINTS_RANGE, MAX_DECISIONS_PER_HAND, Hand, Phase
+from .core import Phase
+from .hand import GAME_POINTS_RANGE, MAX_DECISIONS_PER_HAND, Hand
 from .match import Match, first_dealer, match_deck
 from .result import HandResult, Reason
 from .rules import OPTION_DESCRIPTIONS, PROFILES, Rules

@@ -21,6 +21,17 @@ CARD_POINTS: tuple[int, ...] = tuple(RANK_POINTS[i % 6] for i in range(24))
 
 ACE, TEN, KING, QUEEN, JACK, NINE = range(6)
 
+ALL = (1 << 24) - 1
+"""The mask of every card: card ``c`` is bit ``1 << c`` of a card bitmask."""
+SUIT_MASK: tuple[int, ...] = tuple(0x3F << (6 * s) for s in range(4))
+_LOW: tuple[list[int], ...] = tuple([c for c in range(12) if m >> c & 1] for m in range(4096))
+_HIGH: tuple[list[int], ...] = tuple([c + 12 for c in range(12) if m >> c & 1] for m in range(4096))
+
+
+def cards_of(mask: int) -> list[int]:
+    """The cards of a bitmask, ascending (the canonical order), as a new list."""
+    return _LOW[mask & 4095] + _HIGH[mask >> 12]
+
 
 def card(suit: int, rank: int) -> int:
     """The index of the card of ``suit`` (0..3) and ``rank`` (0 = ace .. 5 = nine)."""

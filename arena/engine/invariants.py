@@ -25,8 +25,8 @@ def check_step(hand: Hand) -> None:
     """Card conservation, at least two choices to move, equal hands and stock size at each lead."""
     v0, v1 = hand.view(0), hand.view(1)
     played = [e["card"] for e in v0["events"] if e["type"] == "play"]
-    stock = [CARD_NAMES[c] for c in hand._stock]
-    dead = [CARD_NAMES[c] for c in hand._dead]
+    stock = [CARD_NAMES[c] for c in hand.core.stock]
+    dead = [CARD_NAMES[c] for c in hand.core.dead]
     everything = v0["hand"] + v1["hand"] + played + stock + dead
     _require(sorted(everything) == sorted(CARD_NAMES), "card conservation", hand)
     if hand.is_over:
@@ -60,7 +60,7 @@ def check_end(hand: Hand) -> None:
         pre_draw_close = sum(1 for e in view["events"] if e["type"] == "draw") // 2 < min(t, 6)
         _require(n_tricks <= (t + 5 if pre_draw_close else t + 6), "tricks after a close", hand)
     if not declared:  # played out: every live card was played
-        dead_points = sum(CARD_POINTS[c] for c in hand._dead)
+        dead_points = sum(CARD_POINTS[c] for c in hand.core.dead)
         _require(sum(view["trick_points"]) == 120 - dead_points, "trick points = 120 - dead cards", hand)
         if close is None:
             valid = sum(m["value"] for m in view["marriages"] if m["valid"])

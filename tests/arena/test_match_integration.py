@@ -23,6 +23,7 @@ import pytest
 from arena.botproc import Manifest, load_manifest
 from arena.conductor import play_matches
 from arena.engine import CARD_NAMES, SUITS, Hand, Rules
+from arena.engine.cards import cards_of
 from arena.matchplay import MatchSettings, SessionPool, play_match
 from arena.referee import MatchOutcome, Referee
 from arena.session import BotSession
@@ -62,23 +63,26 @@ def expected_messages(record: dict[str, Any], seat: int) -> list[tuple[str, list
     code: the seat's own cards (ever held), every card played (forced plays the engine made
     itself included: a card in neither hand nor the stock), every up-card shown, and both
     cards of each marriage declared. The opponent's unseen cards and the face-down stock are
-    never in it. Reads the hand's hidden fields on purpose: they are the truth.
+    never in it. Reads the hand's rules core on purpose: it is the truth.
     """
     hand = Hand.deal(record["deck"], record["dealer"], Rules(**record["rules"]))
     known: set[str] = set()
 
+    truth = hand.core
+
     def learn() -> None:
-        unplayed = {*hand._cards[0], *hand._cards[1], *hand._stock, *hand._dead}
+        unplayed = {*cards_of(truth.hands[0]), *cards_of(truth.hands[1]), *truth.stock, *truth.dead}
         known.update(CARD_NAMES[c] for c in range(len(CARD_NAMES)) if c not in unplayed)
-        known.update(CARD_NAMES[c] for c in hand._cards[seat])
-        if hand._stock:
-            known.add(CARD_NAMES[hand._stock[0]])  # the face-up up-card
-        for _, suit, _ in hand._marriages:
-            known.update(("K" + SUITS[suit], "Q" + SUITS[suit]))
+        known.update(CARD_NAMES[c] for c in cards_of(truth.hands[seat]))
+        if truth.stock:
+            known.add(CARD_NAMES[truth.stock[0]])  # the face-up up-card
+        for event in truth.log or ():
+            if event[0] == "meld":  # ("meld", seat, suit, value)
+                known.update(("K" + SUITS[event[2]], "Q" + SUITS[event[2]]))
 
     learn()
-    opponent_cards = {CARD_NAMES[c] for c in hand._cards[1 - seat]}
-    face_down = {CARD_NAMES[c] for c in hand._stock[1:]}
+    opponent_cards = {CARD_NAMES[c] for c in cards_of(truth.hands[1 - seat])}
+    face_down = {CARD_NAMES[c] for c in truth.stock[1:]}
     # the check has teeth: at the deal, neither hidden set is knowable
     assert not (known & opponent_cards) and not (known & face_down) and len(known) == 7
     out: list[tuple[str, list[str] | None, frozenset[str]]] = []

@@ -1,4 +1,4 @@
-"""botkit.endgame: exact values equal a plain minimax over the model, under every profile."""
+"""botkit.endgame: exact values equal a plain minimax over the rules core, under every profile."""
 
 from __future__ import annotations
 
@@ -7,15 +7,16 @@ import random
 import pytest
 
 from arena.engine import Hand, Rules
+from arena.engine.cards import CARD_INDEX
+from arena.engine.core import CLOSE, DECLARE, Core
 from botkit.endgame import action_values
-from botkit.model import CLOSE, DECLARE, Game
 
-from .test_model import PROFILES
+from ..engine.strategies import RULE_VARIANTS as PROFILES
 
 pytestmark = pytest.mark.unit
 
 
-def minimax(g: Game, root: int) -> int:
+def minimax(g: Core, root: int) -> int:
     """Every legal action (declaring at 66 or more included as a choice), no pruning."""
     if g.result is not None:
         return g.value(root)
@@ -29,12 +30,12 @@ def minimax(g: Game, root: int) -> int:
     return max(values) if g.to_move == root else min(values)
 
 
-def endgames(rules: Rules, n: int, seed: int) -> list[Game]:
+def endgames(rules: Rules, n: int, seed: int) -> list[Core]:
     """Random positions in Phase B (exhausted or closed stock) with 3-4 cards a hand."""
     rng = random.Random(seed)
     out = []
     for i in range(n):
-        g = Game.deal(list(Hand.deal_seeded(f"endgame:{seed}:{i}").deck), i & 1, rules)
+        g = Core.deal([CARD_INDEX[c] for c in Hand.deal_seeded(f"endgame:{seed}:{i}").deck], i & 1, rules)
         cards = rng.choice([3, 4])
         while g.result is None and (g.stock or g.hands[g.to_move].bit_count() > cards):
             if CLOSE in g.legal and rng.random() < 0.15:

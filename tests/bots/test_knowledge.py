@@ -1,5 +1,5 @@
 """Card counting: inferences are sound, sampled worlds are consistent, and the rollout
-situation (from the model) equals the one read from the view."""
+situation (from a searched world) equals the one read from the view."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 
 from arena.engine import Hand, Rules
+from arena.engine.core import ACTION_INDEX, ACTION_NAMES, Core
 from botkit.bots import GreedyBot
 from botkit.cards import CARD_INDEX, mask_of
 from botkit.knowledge import Knowledge, Situation, inferred_absent
-from botkit.model import ACTION_INDEX, ACTION_NAMES, Game
 
-from .test_model import PROFILES
+from ..engine.strategies import RULE_VARIANTS as PROFILES
 
 pytestmark = pytest.mark.unit
 
@@ -60,7 +60,7 @@ def test_inference_is_sound_and_worlds_are_consistent(rules: Rules) -> None:
             assert not mask_of([ACTION_NAMES[c][5:] for c in opp]) & sit.forbidden
             names = [ACTION_NAMES[c][5:] for c in opp], [ACTION_NAMES[c][5:] for c in stock]
             world = Hand.from_view(view, names[0], names[1], rules)  # the engine checks consistency
-            model = Game.from_view(view, opp, stock, rules)
+            model = Core.from_view(view, opp, stock, rules)
             assert [ACTION_NAMES[a] for a in model.legal] == world.legal_actions()
     assert checked_forbidden > 10
 
@@ -72,7 +72,7 @@ def test_rollout_situation_equals_view_situation(rules: Rules) -> None:
         opp = [ACTION_INDEX["play " + c] for c in hand.view(1 - seat)["hand"]]
         drawn = sum(1 for e in view["events"] if e["type"] == "draw")
         stock = [ACTION_INDEX["play " + c] for c in hand.deck[13 + drawn:]] if drawn < 12 else []
-        g = Game.from_view(view, opp, stock, rules)
+        g = Core.from_view(view, opp, stock, rules)
         a, b = Situation.from_view(view, rules), Situation.from_game(g, seat)
         assert {k: getattr(a, k) for k in _SLOTS} == {k: getattr(b, k) for k in _SLOTS}
 
@@ -80,7 +80,7 @@ def test_rollout_situation_equals_view_situation(rules: Rules) -> None:
 @pytest.mark.parametrize("rules", PROFILES[:3], ids=lambda r: repr(r)[:40])
 def test_model_tracks_the_same_absent_cards_as_the_view(rules: Rules) -> None:
     for hand, view, up in positions(rules, 30):
-        g = Game.deal(list(hand.deck), hand.dealer, rules)
+        g = Core.deal([CARD_INDEX[c] for c in hand.deck], hand.dealer, rules)
         for action in hand.record()["actions"]:
             g.apply(ACTION_INDEX[action])
         assert tuple(g.absent) == inferred_absent(view, rules, up)
@@ -91,7 +91,7 @@ def test_copied_worlds_equal_worlds_read_from_the_view() -> None:
     for hand, view, up in positions(rules, 12):
         know = Knowledge(view, rules, up)
         a, b = random.Random(1), random.Random(1)
-        fresh = [Game.from_view(view, *know.sample(a), rules, know.absent) for _ in range(3)]
+        fresh = [Core.from_view(view, *know.sample(a), rules, know.absent) for _ in range(3)]
         copied = [know.world(b) for _ in range(3)]
         for f, c in zip(fresh, copied):
             assert (f.hands, f.stock, f.legal, f.known, f.absent) == (c.hands, c.stock, c.legal, c.known, c.absent)

@@ -119,9 +119,9 @@ def test_no_view_holds_a_card_its_seat_cannot_know(seed: int, profile: str, poli
 
 def _hidden_stock(hand: Hand) -> list[str]:
     """The face-down stock in draw order (the truth a sampled world would guess)."""
-    if not hand._stock:
-        return [CARD_NAMES[c] for c in reversed(hand._dead)]
-    return [CARD_NAMES[c] for c in reversed(hand._stock[1:])]
+    if not hand.core.stock:
+        return [CARD_NAMES[c] for c in reversed(hand.core.dead)]
+    return [CARD_NAMES[c] for c in reversed(hand.core.stock[1:])]
 
 
 @settings(max_examples=100, deadline=None)

@@ -1,0 +1,667 @@
+"""The rules core: one hand of Sixty-Six on ints and card bitmasks (RULES.md R3-R13).
+
+``Hand`` is the checked string layer over a ``Core`` (the public API of the engine). Search
+bots use a ``Core`` directly, through this fast interface, and nothing else of the engine's
+insides::
+
+    from arena.engine.core import ACTION_NAMES, DECLARE, Core
+
+    world = Core.from_view(view, opponent_cards, stock, rules)  # card ints; trusted
+    world.legal            # legal int actions of world.to_move, canonical order; [] when over
+    world.legal_mask       # the same as a bitmask over action ints (bit ``a`` when ``a`` is legal)
+    child = world.copy()   # an independent copy
+    child.apply(a)         # UNCHECKED: ``a`` must be in ``legal``; forced single actions follow
+    child.total(seat)      # the seat's R9 total now
+    child.result           # None, then (winner, game_points, reason); see ``value``, ``hand_result``
+
+Actions are ints: ``0..23`` play that card (``suit * 6 + rank``, see ``cards``), ``MELD + s``
+meld suit ``s``, then ``EXCHANGE``, ``CLOSE``, ``DRAW``, ``DECLARE``, ``PASS``;
+``ACTION_NAMES[a]`` is the action's string and ``ACTION_INDEX`` the inverse. ``legal`` makes
+a new list at each call; ``legal_mask`` is the state itself. Search copies a state before each move
+(copy-make: a copy costs about as much as one move, so there is no undo).
+
+The state is public for search: ``hands`` (a bitmask per seat), ``stock`` (the up-card at
+index 0, ``pop()`` draws; emptied by a close, whose cards go to ``dead``), ``trump``,
+``phase``, ``to_move`` (meaningful while ``result`` is None), ``lead`` (-1 when none),
+``trick_points``, ``tricks_won``, ``marriage_points``, ``closed``, ``closer`` and the public
+knowledge a seat's policy may use: ``played`` (every card played), ``known`` (per seat, cards
+the opponent knows it holds: a shown marriage, the card taken by the exchange, the up-card
+drawn last) and ``absent`` (per seat, cards it has shown it cannot hold: voids and failures
+to head revealed by strict follows, and the up-card turned down by a close).
+
+A core made with ``log=True`` (every ``Hand``'s) also keeps the event log the views are made
+of; search states keep none.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+from typing import Any
+
+from .cards import _HIGH, _LOW, CARD_INDEX, CARD_NAMES, CARD_POINTS, CARD_SUIT, KING, NINE, QUEEN, SUIT_MASK, SUITS, cards_of
+from .result import HandResult, Reason
+from .rules import Rules
+
+
+
+class Phase(IntEnum):
+    """Where a hand stands (RULES.md R5)."""
+
+    LEAD = 0
+    FOLLOW = 1
+    PRE_DRAW = 2
+    FINAL = 3
+    OVER = 4
+
+
+MELD = 24
+EXCHANGE, CLOSE, DRAW, DECLARE, PASS = 28, 29, 30, 31, 32
+ACTION_NAMES: tuple[str, ...] = (
+    *("play " + name for name in CARD_NAMES),
+    *("meld " + suit for suit in SUITS),
+    "exchange", "close", "draw", "declare", "pass",
+)
+ACTION_INDEX: dict[str, int] = {name: a for a, name in enumerate(ACTION_NAMES)}
+
+LEAD, FOLLOW, PRE_DRAW, FINAL, OVER = Phase
+
+# Lead steps (R5.3): what has already happened on the current lead.
+STEP_NONE, STEP_EXCHANGED, STEP_CLOSED, STEP_MELDED = range(4)
+
+# The legal set is a bitmask over action ints: bit ``a`` for action ``a``. Cards come first
+# in canonical order; the other actions' canonical order is this one:
+_SPECIAL_ORDER = (EXCHANGE, CLOSE, DRAW, MELD, MELD + 1, MELD + 2, MELD + 3, DECLARE, PASS)
+_SPECIALS: tuple[list[int], ...] = tuple(
+    [a for a in _SPECIAL_ORDER if bits >> (a - MELD) & 1] for bits in range(1 << 9))
+"""The canonical list of the non-card actions in ``legal_mask >> 24``."""
+_EXCHANGE_BIT, _CLOSE_BIT, _DECLARE_BIT, _PASS_BIT = 1 << EXCHANGE, 1 << CLOSE, 1 << DECLARE, 1 << PASS
+_CLOSE_OR_DRAW = _CLOSE_BIT | 1 << DRAW
+_DEFAULT_RULES = Rules()
+
+_KINGS = sum(1 << (suit * 6 + KING) for suit in range(4))
+
+Outcome = tuple[int | None, int, Reason]
+"""A finished hand's (winner or None for a tie, game points, reason); ``hand_result`` adds
+the totals and tricks."""
+
+Event = tuple[Any, ...]
+"""One logged event: ``("play", seat, card)`` for a lead, ``("play", seat, card, winner)`` for
+a follow, ``("draw", seat, card, public)`` (``card`` None when a view did not show it),
+``("meld", seat, suit, value)``, ``("exchange", seat, nine, up_card)``, ``("close", seat,
+trick_number)``, ``("declare", seat, total)``, ``("pass", seat)`` and ``("end", winner,
+game_points, reason)``."""
+
+
+class Core:
+    """One hand of Sixty-Six with every card known; ``apply`` trusts its argument."""
+
+    __slots__ = (
+        "rules", "trump", "hands", "stock", "dead", "closed", "closer", "opp_tricks_at_close",
+        "trick_points", "tricks_won", "marriage_points", "bonus_seat", "to_move", "phase", "lead",
+        "step", "closing_lead", "pending_meld", "trick_number", "played", "known", "absent",
+        "result", "legal_mask", "log",
+    )
+
+    rules: Rules
+    trump: int
+    hands: list[int]
+    stock: list[int]
+    dead: list[int]
+    closed: bool
+    closer: int
+    opp_tricks_at_close: int
+    trick_points: list[int]
+    tricks_won: list[int]
+    marriage_points: list[int]
+    bonus_seat: int
+    to_move: int
+    phase: Phase
+    lead: int
+    step: int
+    closing_lead: bool
+    pending_meld: int
+    trick_number: int
+    played: int
+    known: list[int]
+    absent: list[int]
+    result: Outcome | None
+    legal_mask: int
+    """The legal actions as a bitmask over action ints (bit ``a`` set when ``a`` is legal)."""
+    log: list[Event] | None
+
+    # ----------------------------------------------------------------- construction
+
+    @classmethod
+    def deal(cls, deck: list[int], dealer: int, rules: Rules | None = None, *, log: bool = False) -> Core:
+        """Deal ``deck`` (24 distinct card ints in order c0..c23) as RULES.md R3.2 says."""
+        core = cls.__new__(cls)
+        core.rules = rules if rules is not None else _DEFAULT_RULES
+        core.trump = CARD_SUIT[deck[12]]
+        d = deck
+        first = 1 << d[0] | 1 << d[1] | 1 << d[2] | 1 << d[6] | 1 << d[7] | 1 << d[8]  # the non-dealer's
+        second = 1 << d[3] | 1 << d[4] | 1 << d[5] | 1 << d[9] | 1 << d[10] | 1 << d[11]
+        core.hands = [second, first] if dealer == 0 else [first, second]
+        core.stock = [deck[12]] + deck[23:12:-1]  # pop() draws c13 first; the up-card c12 last
+        core._reset(1 - dealer, log)
+        core._settle()
+        return core
+
+    @classmethod
+    def from_view(cls, view: dict[str, Any], opponent_cards: list[int], stock: list[int],
+                  rules: Rules | None = None, absent: tuple[int, int] = (0, 0), *, log: bool = False) -> Core:
+        """The full hand consistent with ``view`` (one seat's view) if the guesses are right.
+
+        ``opponent_cards`` are the opponent's cards; ``stock`` the face-down stock cards in
+        draw order (the up-card stays where the view says; once closed, ``stock`` may name the
+        dead cards or be empty); ``absent`` the seats' publicly absent cards, if known. The
+        caller guarantees consistency (``Hand.from_view`` checks it).
+        """
+        core = cls.__new__(cls)
+        core.rules = rules if rules is not None else _DEFAULT_RULES
+        seat = view["seat"]
+        core.trump = SUITS.index(view["trump"])
+        own = 0
+        for name in view["hand"]:
+            own |= 1 << CARD_INDEX[name]
+        theirs = 0
+        for c in opponent_cards:
+            theirs |= 1 << c
+        hands = [0, 0]
+        hands[seat], hands[1 - seat] = own, theirs
+        core.hands = hands
+        up = view["up_card"]
+        closed = view["closed"]
+        core.stock = [] if closed else ([CARD_INDEX[up]] if up is not None else []) + stock[::-1]
+        core._reset(view["to_move"] if view["to_move"] is not None else seat, log)
+        core.dead = stock[::-1] if closed else []
+        core.absent = list(absent)
+        core._read_events(view)
+        core.trick_number = len(view["tricks"]) + 1
+        core.trick_points = list(view["trick_points"])
+        core.tricks_won = list(view["tricks_won"])
+        for m in view["marriages"]:
+            core.marriage_points[m["seat"]] += m["value"]
+        core.lead = CARD_INDEX[view["lead"]] if view["lead"] is not None else -1
+        core.pending_meld = SUITS.index(view["pending_meld"]) if view["pending_meld"] is not None else -1
+        if closed:
+            core.closed = True
+            core.closer = closer = view["closer"]
+            close = next(e for e in view["events"] if e["type"] == "close")
+            before = view["tricks"][: close["trick_number"] - 1]
+            core.opp_tricks_at_close = sum(1 for t in before if t["winner"] != closer)
+        if len(view["tricks"]) == 12 and not closed:
+            core.bonus_seat = view["tricks"][-1]["winner"]
+        result = view["result"]
+        if result is not None:
+            core.result = (result["winner"], result["game_points"], Reason(result["reason"]))
+            core.phase = OVER
+        elif core.lead >= 0:
+            core.phase = FOLLOW
+        elif not own and not theirs:
+            core.phase = FINAL
+        elif core.stock and own.bit_count() < 6:
+            core.phase = PRE_DRAW
+        core._settle()
+        return core
+
+    def _read_events(self, view: dict[str, Any]) -> None:
+        """What the view's events tell: played and publicly known cards, the current lead's
+        steps and, when logging, the log itself."""
+        events = view["events"]
+        played = 0
+        known = [0, 0]
+        last_draw: dict[str, Any] | None = None
+        draws = 0
+        this_lead: set[str] = set()
+        for e in events:
+            kind = e["type"]
+            if kind == "play":
+                played |= 1 << CARD_INDEX[e["card"]]
+                this_lead.clear()
+            elif kind == "meld":
+                suit = SUITS.index(e["suit"])
+                known[e["seat"]] |= (1 << (suit * 6 + KING)) | (1 << (suit * 6 + QUEEN))
+            elif kind == "exchange":
+                known[e["seat"]] |= 1 << CARD_INDEX[e["took"]]
+            elif kind == "draw":
+                draws += 1
+                last_draw = e
+            this_lead.add(kind)
+        if draws == 12 and last_draw is not None and last_draw["card"] is not None:
+            known[last_draw["seat"]] |= 1 << CARD_INDEX[last_draw["card"]]  # the up-card, drawn face up
+        self.played = played
+        self.known = [known[0] & self.hands[0], known[1] & self.hands[1]]
+        self.closing_lead = "close" in this_lead
+        if "meld" in this_lead:
+            self.step = STEP_MELDED
+        elif "close" in this_lead:
+            self.step = STEP_CLOSED
+        elif "exchange" in this_lead:
+            self.step = STEP_EXCHANGED
+        if self.log is not None:
+            self.log = _logged_events(view)
+
+    def _reset(self, leader: int, log: bool) -> None:
+        """Everything but the cards, stock and trump: the state at the first lead."""
+        self.dead = []
+        self.closed = False
+        self.closer = -1
+        self.opp_tricks_at_close = 0
+        self.trick_points = [0, 0]
+        self.tricks_won = [0, 0]
+        self.marriage_points = [0, 0]
+        self.bonus_seat = -1
+        self.to_move = leader
+        self.phase = LEAD
+        self.lead = -1
+        self.step = STEP_NONE
+        self.closing_lead = False
+        self.pending_meld = -1
+        self.trick_number = 1
+        self.played = 0
+        self.known = [0, 0]
+        self.absent = [0, 0]
+        self.result = None
+        self.legal_mask = 0
+        self.log = [] if log else None
+
+    def copy(self) -> Core:
+        """An independent copy (its log too, if it keeps one)."""
+        new = Core.__new__(Core)
+        new.rules = self.rules
+        new.trump = self.trump
+        new.hands = self.hands[:]
+        new.stock = self.stock[:]
+        new.dead = self.dead
+        new.closed = self.closed
+        new.closer = self.closer
+        new.opp_tricks_at_close = self.opp_tricks_at_close
+        new.trick_points = self.trick_points[:]
+        new.tricks_won = self.tricks_won[:]
+        new.marriage_points = self.marriage_points[:]
+        new.bonus_seat = self.bonus_seat
+        new.to_move = self.to_move
+        new.phase = self.phase
+        new.lead = self.lead
+        new.step = self.step
+        new.closing_lead = self.closing_lead
+        new.pending_meld = self.pending_meld
+        new.trick_number = self.trick_number
+        new.played = self.played
+        new.known = self.known[:]
+        new.absent = self.absent[:]
+        new.result = self.result
+        new.legal_mask = self.legal_mask
+        log = self.log
+        new.log = None if log is None else log[:]
+        return new
+
+    # ----------------------------------------------------------------- queries
+
+    def total(self, seat: int) -> int:
+        """The seat's R9 total now: tricks, valid marriages and the last-trick bonus."""
+        points = self.trick_points[seat]
+        if self.tricks_won[seat]:
+            points += self.marriage_points[seat]
+        if self.bonus_seat == seat:
+            points += self.rules.last_trick_bonus
+        return points
+
+    def value(self, seat: int) -> int:
+        """Game points won by ``seat`` (negative when lost, 0 for a tie); the hand must be over."""
+        result = self.result
+        assert result is not None
+        winner = result[0]
+        if winner is None:
+            return 0
+        return result[1] if winner == seat else -result[1]
+
+    def hand_result(self) -> HandResult:
+        """The HandResult of a finished hand."""
+        result = self.result
+        assert result is not None
+        return HandResult(winner=result[0], game_points=result[1], reason=result[2],
+                          totals=(self.total(0), self.total(1)), tricks=(self.tricks_won[0], self.tricks_won[1]))
+
+    def __repr__(self) -> str:
+        state = "over" if self.result is not None else f"{self.phase.name.lower()} seat {self.to_move}"
+        hands = "/".join(" ".join(CARD_NAMES[c] for c in cards_of(h)) for h in self.hands)
+        return f"<Core trump={SUITS[self.trump]} trick={self.trick_number} {state} hands={hands}>"
+
+    # ----------------------------------------------------------------- state changes
+
+    def apply(self, a: int) -> None:
+        """Apply action ``a`` for ``to_move`` (unchecked), then any forced single actions."""
+        if a < MELD:
+            self._play(a)
+        else:
+            self._do(a)
+        self._settle()
+
+    def _do(self, a: int) -> None:
+        if a < MELD:
+            self._play(a)
+        elif a == DRAW:
+            self._draw()
+        elif a < EXCHANGE:
+            self._meld(a - MELD)
+        elif a == DECLARE:
+            self._declare()
+        elif a == CLOSE:
+            self._close()
+        elif a == EXCHANGE:
+            self._exchange()
+        else:
+            self._pass()
+
+    def _play(self, c: int) -> None:
+        seat = self.to_move
+        b = 1 << c
+        hands = self.hands
+        hands[seat] ^= b
+        known = self.known
+        if known[seat] & b:
+            known[seat] ^= b
+        self.played |= b
+        log = self.log
+        if self.phase is LEAD:
+            if log is not None:
+                log.append(("play", seat, c))
+            self.lead = c
+            self.phase = FOLLOW
+            self.to_move = 1 - seat
+            if self.step:  # an exchange, close or marriage happened on this lead
+                self.step = STEP_NONE
+                self.closing_lead = False
+                self.pending_meld = -1
+            return
+        # Follow: resolve the trick (R6.4, R6.5); a strict follow shows what the seat lacks.
+        lead = self.lead
+        leader = 1 - seat
+        suit = CARD_SUIT[lead]
+        stock = self.stock
+        if CARD_SUIT[c] == suit:
+            if c < lead:
+                winner = seat
+            else:
+                winner = leader
+                if not stock and self.rules.must_head:
+                    self.absent[seat] |= SUIT_MASK[suit] & ((1 << lead) - 1)
+        elif CARD_SUIT[c] == self.trump:
+            winner = seat
+            if not stock:
+                self.absent[seat] |= SUIT_MASK[suit]
+        else:
+            winner = leader
+            if not stock:
+                self.absent[seat] |= SUIT_MASK[suit] | (SUIT_MASK[self.trump] if self.rules.must_trump_when_void else 0)
+        self.trick_points[winner] += CARD_POINTS[lead] + CARD_POINTS[c]
+        self.tricks_won[winner] += 1
+        if log is not None:
+            log.append(("play", seat, c, winner))
+        self.lead = -1
+        self.trick_number += 1
+        self.to_move = winner
+        if not hands[winner]:
+            if not self.closed:
+                self.bonus_seat = winner
+            self.phase = FINAL
+        elif stock:
+            rules = self.rules
+            if rules.allow_close_before_draw and (len(stock) >= 4 or rules.allow_close_before_final_draw):
+                self.phase = PRE_DRAW
+            else:
+                self._draw()
+        else:
+            self.phase = LEAD
+
+    def _draw(self) -> None:
+        winner = self.to_move
+        loser = 1 - winner
+        stock = self.stock
+        first = stock.pop()
+        second = stock.pop()
+        self.hands[winner] |= 1 << first
+        self.hands[loser] |= 1 << second
+        last = not stock
+        if last:  # the loser of trick 6 takes the (current) up-card, face up (R7.2, R7.4)
+            self.known[loser] |= 1 << second
+        log = self.log
+        if log is not None:
+            log.append(("draw", winner, first, False))
+            log.append(("draw", loser, second, last))
+        self.phase = LEAD
+
+    def _meld(self, suit: int) -> None:
+        seat = self.to_move
+        value = 40 if suit == self.trump else 20
+        self.marriage_points[seat] += value
+        self.known[seat] |= (1 << (suit * 6 + KING)) | (1 << (suit * 6 + QUEEN))
+        self.pending_meld = suit
+        self.step = STEP_MELDED
+        if self.log is not None:
+            self.log.append(("meld", seat, suit, value))
+
+    def _exchange(self) -> None:
+        seat = self.to_move
+        nine = self.trump * 6 + NINE
+        old_up = self.stock[0]
+        self.hands[seat] ^= (1 << nine) | (1 << old_up)
+        self.stock[0] = nine
+        self.known[seat] |= 1 << old_up
+        self.step = STEP_EXCHANGED
+        if self.log is not None:
+            self.log.append(("exchange", seat, nine, old_up))
+
+    def _close(self) -> None:
+        seat = self.to_move
+        self.closed = True
+        self.closer = seat
+        self.opp_tricks_at_close = self.tricks_won[1 - seat]
+        dead_up = 1 << self.stock[0]
+        self.absent[0] |= dead_up
+        self.absent[1] |= dead_up
+        self.dead = self.stock
+        self.stock = []
+        self.phase = LEAD
+        self.step = STEP_CLOSED
+        self.closing_lead = True
+        if self.log is not None:
+            self.log.append(("close", seat, self.trick_number))
+
+    def _declare(self) -> None:
+        seat = self.to_move
+        opponent = 1 - seat
+        total = self.total(seat)
+        if self.log is not None:
+            self.log.append(("declare", seat, total))
+        if total >= 66:
+            if not self.closed or seat == self.closer:
+                self._finish(seat, self.game_points_against(opponent), Reason.DECLARED)
+            else:
+                self._finish(seat, self._closer_opponent_out_points(), Reason.CLOSER_OPPONENT_OUT)
+        elif seat == self.closer:
+            self._finish(opponent, self._failed_close_points(), Reason.FALSE_DECLARATION)
+        else:
+            self._finish(opponent, self._false_declaration_points(opponent), Reason.FALSE_DECLARATION)
+
+    def _pass(self) -> None:
+        if self.log is not None:
+            self.log.append(("pass", self.to_move))
+        if self.closed:
+            closer = self.closer
+            if self.total(closer) >= 66 and not self.rules.closer_must_declare:
+                self._finish(closer, self.game_points_against(1 - closer), Reason.PLAYED_OUT)
+            else:
+                self._finish(1 - closer, self._failed_close_points(), Reason.CLOSE_FAILED)
+            return
+        t0, t1 = self.total(0), self.total(1)
+        if t0 == t1:
+            self._finish(None, 0, Reason.TIE)
+        else:
+            winner = 0 if t0 > t1 else 1
+            self._finish(winner, self.game_points_against(1 - winner), Reason.PLAYED_OUT)
+
+    # ----------------------------------------------------------------- scoring (R13)
+
+    def game_points_against(self, loser: int) -> int:
+        """G(loser): 3 if trickless, 2 if under 33, else 1 (R13.0)."""
+        if not self.tricks_won[loser]:
+            return 3
+        total = self.total(loser)
+        if not self.rules.schneider_counts_marriages:
+            total -= self.marriage_points[loser]
+        return 2 if total < 33 else 1
+
+    def _closer_opponent_out_points(self) -> int:
+        option = self.rules.closer_opponent_out_points
+        if option == "2or3_at_close":
+            return 3 if self.opp_tricks_at_close == 0 else 2
+        return 2 if option == "flat2" else 3
+
+    def _failed_close_points(self) -> int:
+        option = self.rules.failed_close_points
+        if option == "2or3_at_close":
+            return 3 if self.opp_tricks_at_close == 0 else 2
+        if option == "2or3_at_end":
+            return 3 if self.tricks_won[1 - self.closer] == 0 else 2
+        return 3 if option == "flat3" else 2
+
+    def _false_declaration_points(self, opponent: int) -> int:
+        if self.rules.false_declaration_points == "flat2":
+            return 2
+        return 3 if self.tricks_won[opponent] == 0 else 2
+
+    def _finish(self, winner: int | None, game_points: int, reason: Reason) -> None:
+        self.result = (winner, game_points, reason)
+        self.phase = OVER
+        if self.log is not None:
+            self.log.append(("end", winner, game_points, reason))
+
+    # ----------------------------------------------------------------- legal actions
+
+    @property
+    def legal(self) -> list[int]:
+        """The legal actions of ``to_move`` in canonical order (a new list); [] when over."""
+        m = self.legal_mask
+        return _SPECIALS[m >> 24] + _LOW[m & 4095] + _HIGH[m >> 12 & 4095]
+
+    def _settle(self) -> None:
+        """Recompute ``legal_mask``, applying forced single actions and auto-declares (R5.1, R12.5)."""
+        while True:
+            phase = self.phase
+            if phase is FOLLOW:
+                if self.stock:  # Phase A: any card (R6.2)
+                    legal = self.hands[self.to_move]
+                else:
+                    legal = self._strict_follows()
+            elif phase is LEAD:
+                if self.rules.auto_declare and self.total(self.to_move) >= 66:
+                    self._declare()
+                    continue
+                legal = self._lead_actions()
+            elif phase is PRE_DRAW:
+                legal = _CLOSE_OR_DRAW
+            elif phase is FINAL:
+                if self.rules.auto_declare:
+                    legal = _DECLARE_BIT if self.total(self.to_move) >= 66 else _PASS_BIT
+                else:
+                    legal = _DECLARE_BIT | _PASS_BIT if self._declare_offered() else _PASS_BIT
+            else:
+                self.legal_mask = 0
+                return
+            if legal & (legal - 1):  # two actions or more
+                self.legal_mask = legal
+                return
+            self._do(legal.bit_length() - 1)
+
+    def _declare_offered(self) -> bool:
+        rules = self.rules
+        if rules.auto_declare:
+            return False
+        return not rules.reject_false_declaration or self.total(self.to_move) >= 66
+
+    def _lead_actions(self) -> int:
+        seat = self.to_move
+        hand = self.hands[seat]
+        rules = self.rules
+        step = self.step
+        if step == STEP_MELDED:
+            suit = self.pending_meld
+            legal = 3 << (suit * 6 + KING)  # the king or the queen
+            return legal | _DECLARE_BIT if self._declare_offered() else legal
+        legal = hand
+        stock = self.stock
+        if stock:  # Phase A: the stock is open (a closed stock is emptied) and not exhausted
+            n_stock = len(stock)
+            if step == STEP_NONE and self.tricks_won[seat] and n_stock >= rules.exchange_min_stock:
+                if hand >> (self.trump * 6 + NINE) & 1:
+                    legal |= _EXCHANGE_BIT
+            if step <= STEP_EXCHANGED and n_stock >= rules.close_min_stock_after_draw:
+                if self.trick_number > 1 or rules.allow_close_before_first_trick:
+                    legal |= _CLOSE_BIT
+            may_meld = self.tricks_won[seat] or rules.marriage_on_first_lead
+        else:
+            may_meld = (rules.marriages_in_phase_b or (self.closing_lead and rules.marriage_on_closing_lead)) and (
+                self.tricks_won[seat] or rules.marriage_on_first_lead)
+        if may_meld:
+            marriages = hand & hand >> 1 & _KINGS  # a king whose queen (the next card) is held
+            if marriages:
+                for suit in range(4):
+                    if marriages >> (suit * 6 + KING) & 1:
+                        legal |= 1 << (MELD + suit)
+        if not rules.auto_declare and (not rules.reject_false_declaration or self.total(seat) >= 66):
+            legal |= _DECLARE_BIT
+        return legal
+
+    def _strict_follows(self) -> int:
+        """Phase B follows (R6.3): head, else follow suit, else trump, else anything."""
+        hand = self.hands[self.to_move]
+        lead = self.lead
+        same = hand & SUIT_MASK[CARD_SUIT[lead]]
+        rules = self.rules
+        if same:
+            if rules.must_head:
+                return same & ((1 << lead) - 1) or same
+            return same
+        if rules.must_trump_when_void:
+            return hand & SUIT_MASK[self.trump] or hand
+        return hand
+
+
+def _logged_events(view: dict[str, Any]) -> list[Event]:
+    """The log that the view's events come from (cards the view hides as None)."""
+    seat = view["seat"]
+    winners = iter([t["winner"] for t in view["tricks"]])
+    leading = True
+    log: list[Event] = []
+    for e in view["events"]:
+        kind, who = e["type"], e["seat"]
+        if kind == "play":
+            c = CARD_INDEX[e["card"]]
+            log.append(("play", who, c) if leading else ("play", who, c, next(winners)))
+            leading = not leading
+        elif kind == "draw":
+            drawn = e["card"]
+            shown = drawn is not None and who != seat  # an opponent's draw shown is public
+            log.append(("draw", who, None if drawn is None else CARD_INDEX[drawn], shown))
+        elif kind == "meld":
+            log.append(("meld", who, SUITS.index(e["suit"]), e["value"]))
+        elif kind == "exchange":
+            log.append(("exchange", who, CARD_INDEX[e["gave"]], CARD_INDEX[e["took"]]))
+        elif kind == "close":
+            log.append(("close", who, e["trick_number"]))
+        elif kind == "declare":
+            log.append(("declare", who, e["total"]))
+        elif kind == "pass":
+            log.append(("pass", who))
+        else:
+            log.append(("end", who, e["game_points"], Reason(e["reason"])))
+    return log
+
+
+__all__ = [
+    "ACTION_INDEX", "ACTION_NAMES", "CLOSE", "DECLARE", "DRAW", "EXCHANGE", "FINAL", "FOLLOW", "LEAD",
+    "MELD", "OVER", "PASS", "PRE_DRAW", "STEP_CLOSED", "STEP_EXCHANGED", "STEP_MELDED", "STEP_NONE",
+    "Core", "Event", "Phase",
+]
