@@ -7,6 +7,8 @@ over the legal actions but declares exactly when its total is 66 or more.
 ``--baseline`` also times, interleaved run by run with the engine, the inline random play of
 ``bench/proto_engine.py`` (a tight prototype that simplifies the rules), and prints the ratio
 of the two decision rates: how close the public API comes to a hand-inlined engine.
+Times are this process's CPU time (``time.process_time``), so that other load on a shared
+machine slows the figures less.
 
     .venv/bin/python bench/engine.py [--hands 20000] [--runs 5] [--profile default] [--baseline]
 """
@@ -69,10 +71,10 @@ def prototype_decisions(n_deals: int, seed: int) -> int:
 
 def seeded_deal_cost(rules: Rules, n: int = 20_000) -> float:
     """Mean seconds for one ``Hand.deal_seeded`` (a fresh ``random.Random(seed)`` per hand)."""
-    start = time.perf_counter()
+    start = time.process_time()
     for i in range(n):
         Hand.deal_seeded(i, i & 1, rules)
-    return (time.perf_counter() - start) / n
+    return (time.process_time() - start) / n
 
 
 def copy_and_legal_cost(rules: Rules, samples: int = 200_000) -> float:
@@ -88,13 +90,13 @@ def copy_and_legal_cost(rules: Rules, samples: int = 200_000) -> float:
             hand.apply(rng.choice(legal))
         if not hand.is_over:
             positions.append(hand)
-    start = time.perf_counter()
+    start = time.process_time()
     n = 0
     while n < samples:
         for hand in positions:
             hand.copy().legal_actions()
         n += len(positions)
-    return (time.perf_counter() - start) / n
+    return (time.process_time() - start) / n
 
 
 def calibration_us() -> float:
@@ -103,7 +105,7 @@ def calibration_us() -> float:
     The shared VMs here swing by 2-3x; a quiet 2.6 GHz core takes about 9-10 us. Read the
     rates above against it.
     """
-    return min(timeit.repeat("sum(range(1000))", number=2000, repeat=5)) / 2000 * 1e6
+    return min(timeit.repeat("sum(range(1000))", number=2000, repeat=5, timer=time.process_time)) / 2000 * 1e6
 
 
 def main() -> None:
@@ -118,16 +120,16 @@ def main() -> None:
     hand_rates, decision_rates, per_hand, proto_rates, ratios = [], [], [], [], []
     for run in range(args.runs):
         decks = shuffled_decks(args.hands, seed=run)
-        start = time.perf_counter()
+        start = time.process_time()
         decisions = play_random_hands(decks, rules, seed=run)
-        elapsed = time.perf_counter() - start
+        elapsed = time.process_time() - start
         hand_rates.append(args.hands / elapsed)
         decision_rates.append(decisions / elapsed)
         per_hand.append(decisions / args.hands)
         if args.baseline:
-            start = time.perf_counter()
+            start = time.process_time()
             proto = prototype_decisions(args.hands, seed=run)
-            proto_rates.append(proto / (time.perf_counter() - start))
+            proto_rates.append(proto / (time.process_time() - start))
             ratios.append(decision_rates[-1] / proto_rates[-1])
     cost = copy_and_legal_cost(rules)
     deal_cost = seeded_deal_cost(rules)

@@ -128,7 +128,7 @@ class Situation:
         s.trump = g.trump
         opp = 1 - seat
         mine = s.mine = g.hands[seat]
-        opp_known = s.opp_known = g.known[opp]
+        opp_known = s.opp_known = g.shown[opp] & g.hands[opp]
         stock = g.stock
         up = s.up = stock[0] if stock else -1
         s.unseen = ALL & ~(mine | opp_known | g.played | ((1 << up) if up >= 0 else 0))

@@ -49,7 +49,7 @@ def parse_deck(deck: object) -> list[int]:
     Raises ValueError naming the problem (wrong length, unknown card, duplicate).
     """
     try:
-        indices = list(map(CARD_INDEX.__getitem__, deck))  # type: ignore[call-overload]
+        indices = [CARD_INDEX[name] for name in deck]  # type: ignore[attr-defined]
     except (KeyError, TypeError):
         indices = []
     if len(indices) == 24 and len(set(indices)) == 24:

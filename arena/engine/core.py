@@ -24,9 +24,9 @@ The state is public for search: ``hands`` (a bitmask per seat), ``stock`` (the u
 index 0, ``pop()`` draws; emptied by a close, whose cards go to ``dead``), ``trump``,
 ``phase``, ``to_move`` (meaningful while ``result`` is None), ``lead`` (-1 when none),
 ``trick_points``, ``tricks_won``, ``marriage_points``, ``closed``, ``closer`` and the public
-knowledge a seat's policy may use: ``played`` (every card played), ``known`` (per seat, cards
-the opponent knows it holds: a shown marriage, the card taken by the exchange, the up-card
-drawn last) and ``absent`` (per seat, cards it has shown it cannot hold: voids and failures
+knowledge a seat's policy may use: ``played`` (every card played), ``shown`` (per seat, cards
+it has shown: a marriage, the card taken by the exchange, the up-card drawn last; those it
+still holds, ``shown[seat] & hands[seat]``, are the ones its opponent knows it holds) and ``absent`` (per seat, cards it has shown it cannot hold: voids and failures
 to head revealed by strict follows, and the up-card turned down by a close).
 
 A core made with ``log=True`` (every ``Hand``'s) also keeps the event log the views are made
@@ -35,6 +35,7 @@ of; search states keep none.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import IntEnum
 from typing import Any
 
@@ -98,7 +99,7 @@ class Core:
     __slots__ = (
         "rules", "trump", "hands", "stock", "dead", "closed", "closer", "opp_tricks_at_close",
         "trick_points", "tricks_won", "marriage_points", "bonus_seat", "to_move", "phase", "lead",
-        "step", "closing_lead", "pending_meld", "trick_number", "played", "known", "absent",
+        "step", "closing_lead", "pending_meld", "played", "shown", "absent",
         "result", "legal_mask", "log",
     )
 
@@ -120,9 +121,8 @@ class Core:
     step: int
     closing_lead: bool
     pending_meld: int
-    trick_number: int
     played: int
-    known: list[int]
+    shown: list[int]
     absent: list[int]
     result: Outcome | None
     legal_mask: int
@@ -176,7 +176,6 @@ class Core:
         core.dead = stock[::-1] if closed else []
         core.absent = list(absent)
         core._read_events(view)
-        core.trick_number = len(view["tricks"]) + 1
         core.trick_points = list(view["trick_points"])
         core.tricks_won = list(view["tricks_won"])
         for m in view["marriages"]:
@@ -230,7 +229,7 @@ class Core:
         if draws == 12 and last_draw is not None and last_draw["card"] is not None:
             known[last_draw["seat"]] |= 1 << CARD_INDEX[last_draw["card"]]  # the up-card, drawn face up
         self.played = played
-        self.known = [known[0] & self.hands[0], known[1] & self.hands[1]]
+        self.shown = [known[0] & self.hands[0], known[1] & self.hands[1]]
         self.closing_lead = "close" in this_lead
         if "meld" in this_lead:
             self.step = STEP_MELDED
@@ -257,9 +256,8 @@ class Core:
         self.step = STEP_NONE
         self.closing_lead = False
         self.pending_meld = -1
-        self.trick_number = 1
         self.played = 0
-        self.known = [0, 0]
+        self.shown = [0, 0]
         self.absent = [0, 0]
         self.result = None
         self.legal_mask = 0
@@ -286,9 +284,8 @@ class Core:
         new.step = self.step
         new.closing_lead = self.closing_lead
         new.pending_meld = self.pending_meld
-        new.trick_number = self.trick_number
         new.played = self.played
-        new.known = self.known[:]
+        new.shown = self.shown[:]
         new.absent = self.absent[:]
         new.result = self.result
         new.legal_mask = self.legal_mask
@@ -297,6 +294,12 @@ class Core:
         return new
 
     # ----------------------------------------------------------------- queries
+
+    @property
+    def trick_number(self) -> int:
+        """The 1-based number of the trick being played (13 once all twelve are done)."""
+        tricks_won = self.tricks_won
+        return tricks_won[0] + tricks_won[1] + 1
 
     def total(self, seat: int) -> int:
         """The seat's R9 total now: tricks, valid marriages and the last-trick bonus."""
@@ -332,36 +335,14 @@ class Core:
 
     def apply(self, a: int) -> None:
         """Apply action ``a`` for ``to_move`` (unchecked), then any forced single actions."""
-        if a < MELD:
-            self._play(a)
-        else:
-            self._do(a)
+        _DO[a](self, a)
         self._settle()
-
-    def _do(self, a: int) -> None:
-        if a < MELD:
-            self._play(a)
-        elif a == DRAW:
-            self._draw()
-        elif a < EXCHANGE:
-            self._meld(a - MELD)
-        elif a == DECLARE:
-            self._declare()
-        elif a == CLOSE:
-            self._close()
-        elif a == EXCHANGE:
-            self._exchange()
-        else:
-            self._pass()
 
     def _play(self, c: int) -> None:
         seat = self.to_move
         b = 1 << c
         hands = self.hands
         hands[seat] ^= b
-        known = self.known
-        if known[seat] & b:
-            known[seat] ^= b
         self.played |= b
         log = self.log
         if self.phase is LEAD:
@@ -400,7 +381,6 @@ class Core:
         if log is not None:
             log.append(("play", seat, c, winner))
         self.lead = -1
-        self.trick_number += 1
         self.to_move = winner
         if not hands[winner]:
             if not self.closed:
@@ -415,7 +395,7 @@ class Core:
         else:
             self.phase = LEAD
 
-    def _draw(self) -> None:
+    def _draw(self, a: int = DRAW) -> None:
         winner = self.to_move
         loser = 1 - winner
         stock = self.stock
@@ -425,35 +405,36 @@ class Core:
         self.hands[loser] |= 1 << second
         last = not stock
         if last:  # the loser of trick 6 takes the (current) up-card, face up (R7.2, R7.4)
-            self.known[loser] |= 1 << second
+            self.shown[loser] |= 1 << second
         log = self.log
         if log is not None:
             log.append(("draw", winner, first, False))
             log.append(("draw", loser, second, last))
         self.phase = LEAD
 
-    def _meld(self, suit: int) -> None:
+    def _meld(self, a: int) -> None:
+        suit = a - MELD
         seat = self.to_move
         value = 40 if suit == self.trump else 20
         self.marriage_points[seat] += value
-        self.known[seat] |= (1 << (suit * 6 + KING)) | (1 << (suit * 6 + QUEEN))
+        self.shown[seat] |= (1 << (suit * 6 + KING)) | (1 << (suit * 6 + QUEEN))
         self.pending_meld = suit
         self.step = STEP_MELDED
         if self.log is not None:
             self.log.append(("meld", seat, suit, value))
 
-    def _exchange(self) -> None:
+    def _exchange(self, a: int) -> None:
         seat = self.to_move
         nine = self.trump * 6 + NINE
         old_up = self.stock[0]
         self.hands[seat] ^= (1 << nine) | (1 << old_up)
         self.stock[0] = nine
-        self.known[seat] |= 1 << old_up
+        self.shown[seat] |= 1 << old_up
         self.step = STEP_EXCHANGED
         if self.log is not None:
             self.log.append(("exchange", seat, nine, old_up))
 
-    def _close(self) -> None:
+    def _close(self, a: int) -> None:
         seat = self.to_move
         self.closed = True
         self.closer = seat
@@ -469,7 +450,7 @@ class Core:
         if self.log is not None:
             self.log.append(("close", seat, self.trick_number))
 
-    def _declare(self) -> None:
+    def _declare(self, a: int = DECLARE) -> None:
         seat = self.to_move
         opponent = 1 - seat
         total = self.total(seat)
@@ -485,7 +466,7 @@ class Core:
         else:
             self._finish(opponent, self._false_declaration_points(opponent), Reason.FALSE_DECLARATION)
 
-    def _pass(self) -> None:
+    def _pass(self, a: int) -> None:
         if self.log is not None:
             self.log.append(("pass", self.to_move))
         if self.closed:
@@ -573,7 +554,8 @@ class Core:
             if legal & (legal - 1):  # two actions or more
                 self.legal_mask = legal
                 return
-            self._do(legal.bit_length() - 1)
+            a = legal.bit_length() - 1
+            _DO[a](self, a)
 
     def _declare_offered(self) -> bool:
         rules = self.rules
@@ -583,16 +565,13 @@ class Core:
 
     def _lead_actions(self) -> int:
         seat = self.to_move
-        hand = self.hands[seat]
+        legal = hand = self.hands[seat]
         rules = self.rules
         step = self.step
-        if step == STEP_MELDED:
-            suit = self.pending_meld
-            legal = 3 << (suit * 6 + KING)  # the king or the queen
-            return legal | _DECLARE_BIT if self._declare_offered() else legal
-        legal = hand
         stock = self.stock
         if stock:  # Phase A: the stock is open (a closed stock is emptied) and not exhausted
+            if step == STEP_MELDED:
+                return self._after_meld()
             n_stock = len(stock)
             if step == STEP_NONE and self.tricks_won[seat] and n_stock >= rules.exchange_min_stock:
                 if hand >> (self.trump * 6 + NINE) & 1:
@@ -601,9 +580,12 @@ class Core:
                 if self.trick_number > 1 or rules.allow_close_before_first_trick:
                     legal |= _CLOSE_BIT
             may_meld = self.tricks_won[seat] or rules.marriage_on_first_lead
+        elif step == STEP_MELDED:
+            return self._after_meld()
+        elif rules.marriages_in_phase_b or (self.closing_lead and rules.marriage_on_closing_lead):
+            may_meld = self.tricks_won[seat] or rules.marriage_on_first_lead
         else:
-            may_meld = (rules.marriages_in_phase_b or (self.closing_lead and rules.marriage_on_closing_lead)) and (
-                self.tricks_won[seat] or rules.marriage_on_first_lead)
+            may_meld = False
         if may_meld:
             marriages = hand & hand >> 1 & _KINGS  # a king whose queen (the next card) is held
             if marriages:
@@ -613,6 +595,11 @@ class Core:
         if not rules.auto_declare and (not rules.reject_false_declaration or self.total(seat) >= 66):
             legal |= _DECLARE_BIT
         return legal
+
+    def _after_meld(self) -> int:
+        """A marriage was announced on this lead: play its king or queen, or declare."""
+        legal = 3 << (self.pending_meld * 6 + KING)
+        return legal | _DECLARE_BIT if self._declare_offered() else legal
 
     def _strict_follows(self) -> int:
         """Phase B follows (R6.3): head, else follow suit, else trump, else anything."""
@@ -627,6 +614,11 @@ class Core:
         if rules.must_trump_when_void:
             return hand & SUIT_MASK[self.trump] or hand
         return hand
+
+
+_DO: tuple[Callable[[Core, int], None], ...] = (
+    (Core._play,) * MELD + (Core._meld,) * 4 + (Core._exchange, Core._close, Core._draw, Core._declare, Core._pass))
+"""The state change of each action int (in action order)."""
 
 
 def _logged_events(view: dict[str, Any]) -> list[Event]:

@@ -13,7 +13,7 @@ from typing import Any
 
 from .cards import CARD_NAMES, SUITS, parse_deck
 from .cards import _HIGH, _LOW
-from .core import _SPECIALS, ACTION_INDEX, ACTION_NAMES, FOLLOW, MELD, Core, Phase
+from .core import _DO, _SPECIALS, ACTION_INDEX, ACTION_NAMES, FOLLOW, MELD, Core, Phase
 from .errors import IllegalAction, MalformedAction
 from .result import HandResult
 from .rules import Rules
@@ -50,7 +50,7 @@ class Hand:
         if dealer not in (0, 1) or isinstance(dealer, bool):
             raise ValueError(f"dealer must be 0 or 1, not {dealer!r}")
         rules = rules if rules is not None else _DEFAULT_RULES
-        return cls._over(Core.deal(parse_deck(deck), dealer, rules, log=True), tuple(deck), dealer)
+        return cls._wrap(Core.deal(parse_deck(deck), dealer, rules, log=True), tuple(deck), dealer)
 
     @classmethod
     def deal_seeded(cls, seed: Any, dealer: int = 0, rules: Rules | None = None) -> Hand:
@@ -89,10 +89,10 @@ class Hand:
         from .view import core_from_view
 
         core = core_from_view(view, opponent_cards, stock, rules or _DEFAULT_RULES)
-        return cls._over(core, (), view["dealer"])
+        return cls._wrap(core, (), view["dealer"])
 
     @classmethod
-    def _over(cls, core: Core, deck: tuple[str, ...], dealer: int) -> Hand:
+    def _wrap(cls, core: Core, deck: tuple[str, ...], dealer: int) -> Hand:
         """A hand whose state is ``core`` (a logging core) and nothing applied yet."""
         hand = cls.__new__(cls)
         hand.rules = core.rules
@@ -143,7 +143,8 @@ class Hand:
     def legal_actions(self) -> list[str]:
         """The legal actions of ``to_move`` in canonical order; [] when over."""
         m = self._core.legal_mask
-        return _SPECIAL_NAMES[m >> 24] + _LOW_PLAYS[m & 4095] + _HIGH_PLAYS[m >> 12 & 4095]
+        plays = _LOW_PLAYS[m & 4095] + _HIGH_PLAYS[m >> 12 & 4095]
+        return _SPECIAL_NAMES[m >> 24] + plays if m >> 24 else plays
 
     def total(self, seat: int) -> int:
         """The seat's R9 total now: tricks, valid marriages and the last-trick bonus."""
@@ -183,7 +184,8 @@ class Hand:
         if not core.legal_mask >> a & 1:
             raise self._illegal(action)
         self._actions.append(action)
-        core.apply(a)
+        _DO[a](core, a)  # core.apply(a), one call less on the arena's hot path
+        core._settle()
 
     def _illegal(self, action: object) -> IllegalAction:
         """The error for an action that is not in the legal list, saying why."""

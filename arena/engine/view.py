@@ -65,7 +65,7 @@ def hand_view(hand: Hand, seat: int) -> dict[str, Any]:
         "trick_number": min(core.trick_number, 12),
         "hand": [CARD_NAMES[c] for c in cards_of(core.hands[seat])],
         "opponent_hand_size": core.hands[opponent].bit_count(),
-        "opponent_known": [CARD_NAMES[c] for c in cards_of(core.known[opponent])],
+        "opponent_known": [CARD_NAMES[c] for c in cards_of(core.shown[opponent] & core.hands[opponent])],
         "lead": _name(core.lead),
         "pending_meld": SUITS[core.pending_meld] if core.pending_meld >= 0 else None,
         "tricks": _tricks(log),

@@ -94,4 +94,4 @@ def test_copied_worlds_equal_worlds_read_from_the_view() -> None:
         fresh = [Core.from_view(view, *know.sample(a), rules, know.absent) for _ in range(3)]
         copied = [know.world(b) for _ in range(3)]
         for f, c in zip(fresh, copied):
-            assert (f.hands, f.stock, f.legal, f.known, f.absent) == (c.hands, c.stock, c.legal, c.known, c.absent)
+            assert (f.hands, f.stock, f.legal, f.shown, f.absent) == (c.hands, c.stock, c.legal, c.shown, c.absent)

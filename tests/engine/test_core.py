@@ -40,7 +40,7 @@ def assert_same(hand: Hand, core: Core) -> None:
     for seat in (0, 1):
         view = hand.view(seat)
         assert cards_of(core.hands[seat]) == [CARD_INDEX[c] for c in view["hand"]]
-        assert cards_of(core.known[1 - seat]) == [CARD_INDEX[c] for c in view["opponent_known"]]
+        assert cards_of(core.shown[1 - seat] & core.hands[1 - seat]) == [CARD_INDEX[c] for c in view["opponent_known"]]
 
 
 def choose(rng: random.Random, legal: list[str]) -> str:
