@@ -1,4 +1,4 @@
-"""The rules core: one hand of Sixty-Six on ints and card bitmasks (RULES.md R3-R13).
+"""The rules core: one hand of Sixty-Six on ints and card bitmasks (docs/rules.md R3-R13).
 
 ``Hand`` is the checked string layer over a ``Core`` (the public API of the engine). Search
 bots use a ``Core`` directly, through this fast interface, and nothing else of the engine's
@@ -46,7 +46,7 @@ from .rules import Rules
 
 
 class Phase(IntEnum):
-    """Where a hand stands (RULES.md R5)."""
+    """Where a hand stands (docs/rules.md R5)."""
 
     LEAD = 0
     FOLLOW = 1
@@ -133,7 +133,7 @@ class Core:
 
     @classmethod
     def deal(cls, deck: list[int], dealer: int, rules: Rules | None = None, *, log: bool = False) -> Core:
-        """Deal ``deck`` (24 distinct card ints in order c0..c23) as RULES.md R3.2 says."""
+        """Deal ``deck`` (24 distinct card ints in order c0..c23) as docs/rules.md R3.2 says."""
         core = cls.__new__(cls)
         core.rules = rules if rules is not None else _DEFAULT_RULES
         core.trump = CARD_SUIT[deck[12]]

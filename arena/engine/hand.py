@@ -1,6 +1,6 @@
 """One hand (deal) of Sixty-Six: the checked string layer over the rules core (``core``).
 
-``Hand`` speaks the public API of the engine (DESIGN.md section 2): card and action strings,
+``Hand`` speaks the public API of the engine (docs/architecture.md#engine-api): card and action strings,
 views, records. ``Hand.apply`` is the one checked door: it looks the action up among the
 legal ones and hands its int to the ``Core`` underneath, which changes the state, applies
 forced single actions (R5.1) and logs the events the views are made of.
@@ -31,7 +31,7 @@ GAME_POINTS_RANGE = (0, 3)
 
 
 class Hand:
-    """One hand of Sixty-Six, from the deal to the result (DESIGN.md section 2)."""
+    """One hand of Sixty-Six, from the deal to the result (docs/architecture.md#engine-api)."""
 
     __slots__ = ("rules", "deck", "dealer", "_core", "_actions", "_result")
 
@@ -46,7 +46,7 @@ class Hand:
 
     @classmethod
     def deal(cls, deck: list[str] | tuple[str, ...], dealer: int = 0, rules: Rules | None = None) -> Hand:
-        """Deal ``deck`` (24 card names in order c0..c23) as RULES.md R3.2 says."""
+        """Deal ``deck`` (24 card names in order c0..c23) as docs/rules.md R3.2 says."""
         if dealer not in (0, 1) or isinstance(dealer, bool):
             raise ValueError(f"dealer must be 0 or 1, not {dealer!r}")
         rules = rules if rules is not None else _DEFAULT_RULES
@@ -151,7 +151,7 @@ class Hand:
         return self._core.total(seat)
 
     def view(self, seat: int) -> dict[str, Any]:
-        """Everything ``seat`` may know now (RULES.md R15), as a JSON-ready dict."""
+        """Everything ``seat`` may know now (docs/rules.md R15), as a JSON-ready dict."""
         from .view import hand_view
 
         return hand_view(self, seat)
