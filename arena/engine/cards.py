@@ -24,13 +24,15 @@ ACE, TEN, KING, QUEEN, JACK, NINE = range(6)
 ALL = (1 << 24) - 1
 """The mask of every card: card ``c`` is bit ``1 << c`` of a card bitmask."""
 SUIT_MASK: tuple[int, ...] = tuple(0x3F << (6 * s) for s in range(4))
-_LOW: tuple[list[int], ...] = tuple([c for c in range(12) if m >> c & 1] for m in range(4096))
-_HIGH: tuple[list[int], ...] = tuple([c + 12 for c in range(12) if m >> c & 1] for m in range(4096))
+LOW_CARDS: tuple[list[int], ...] = tuple([c for c in range(12) if m >> c & 1] for m in range(4096))
+"""The cards C and D of a mask's low 12 bits, ascending (``cards_of`` joins the two halves)."""
+HIGH_CARDS: tuple[list[int], ...] = tuple([c + 12 for c in range(12) if m >> c & 1] for m in range(4096))
+"""The cards H and S of a mask's high 12 bits (``mask >> 12``), ascending."""
 
 
 def cards_of(mask: int) -> list[int]:
     """The cards of a bitmask, ascending (the canonical order), as a new list."""
-    return _LOW[mask & 4095] + _HIGH[mask >> 12]
+    return LOW_CARDS[mask & 4095] + HIGH_CARDS[mask >> 12]
 
 
 def card(suit: int, rank: int) -> int:

@@ -17,8 +17,8 @@ insides::
 Actions are ints: ``0..23`` play that card (``suit * 6 + rank``, see ``cards``), ``MELD + s``
 meld suit ``s``, then ``EXCHANGE``, ``CLOSE``, ``DRAW``, ``DECLARE``, ``PASS``;
 ``ACTION_NAMES[a]`` is the action's string and ``ACTION_INDEX`` the inverse. ``legal`` makes
-a new list at each call; ``legal_mask`` is the state itself. Search copies a state before each move
-(copy-make: a copy costs about as much as one move, so there is no undo).
+a new list at each call; ``legal_mask`` is the state itself. Search copies a state before
+each move (copy-make: a copy costs about as much as one move, so there is no undo).
 
 The state is public for search: ``hands`` (a bitmask per seat), ``stock`` (the up-card at
 index 0, ``pop()`` draws; emptied by a close, whose cards go to ``dead``), ``trump``,
@@ -26,8 +26,9 @@ index 0, ``pop()`` draws; emptied by a close, whose cards go to ``dead``), ``tru
 ``trick_points``, ``tricks_won``, ``marriage_points``, ``closed``, ``closer`` and the public
 knowledge a seat's policy may use: ``played`` (every card played), ``shown`` (per seat, cards
 it has shown: a marriage, the card taken by the exchange, the up-card drawn last; those it
-still holds, ``shown[seat] & hands[seat]``, are the ones its opponent knows it holds) and ``absent`` (per seat, cards it has shown it cannot hold: voids and failures
-to head revealed by strict follows, and the up-card turned down by a close).
+still holds, ``shown[seat] & hands[seat]``, are the ones its opponent knows it holds) and
+``absent`` (per seat, cards it has shown it cannot hold: voids and failures to head revealed
+by strict follows, and the up-card turned down by a close).
 
 A core made with ``log=True`` (every ``Hand``'s) also keeps the event log the views are made
 of; search states keep none.
@@ -39,10 +40,12 @@ from collections.abc import Callable
 from enum import IntEnum
 from typing import Any
 
-from .cards import _HIGH, _LOW, CARD_INDEX, CARD_NAMES, CARD_POINTS, CARD_SUIT, KING, NINE, QUEEN, SUIT_MASK, SUITS, cards_of
+from .cards import (
+    CARD_INDEX, CARD_NAMES, CARD_POINTS, CARD_SUIT, HIGH_CARDS, KING, LOW_CARDS, NINE, QUEEN, SUIT_MASK, SUITS,
+    cards_of,
+)
 from .result import HandResult, Reason
 from .rules import Rules
-
 
 
 class Phase(IntEnum):
@@ -72,7 +75,7 @@ STEP_NONE, STEP_EXCHANGED, STEP_CLOSED, STEP_MELDED = range(4)
 # The legal set is a bitmask over action ints: bit ``a`` for action ``a``. Cards come first
 # in canonical order; the other actions' canonical order is this one:
 _SPECIAL_ORDER = (EXCHANGE, CLOSE, DRAW, MELD, MELD + 1, MELD + 2, MELD + 3, DECLARE, PASS)
-_SPECIALS: tuple[list[int], ...] = tuple(
+SPECIAL_ACTIONS: tuple[list[int], ...] = tuple(
     [a for a in _SPECIAL_ORDER if bits >> (a - MELD) & 1] for bits in range(1 << 9))
 """The canonical list of the non-card actions in ``legal_mask >> 24``."""
 _EXCHANGE_BIT, _CLOSE_BIT, _DECLARE_BIT, _PASS_BIT = 1 << EXCHANGE, 1 << CLOSE, 1 << DECLARE, 1 << PASS
@@ -525,7 +528,7 @@ class Core:
     def legal(self) -> list[int]:
         """The legal actions of ``to_move`` in canonical order (a new list); [] when over."""
         m = self.legal_mask
-        return _SPECIALS[m >> 24] + _LOW[m & 4095] + _HIGH[m >> 12 & 4095]
+        return SPECIAL_ACTIONS[m >> 24] + LOW_CARDS[m & 4095] + HIGH_CARDS[m >> 12 & 4095]
 
     def _settle(self) -> None:
         """Recompute ``legal_mask``, applying forced single actions and auto-declares (R5.1, R12.5)."""
@@ -655,5 +658,5 @@ def _logged_events(view: dict[str, Any]) -> list[Event]:
 __all__ = [
     "ACTION_INDEX", "ACTION_NAMES", "CLOSE", "DECLARE", "DRAW", "EXCHANGE", "FINAL", "FOLLOW", "LEAD",
     "MELD", "OVER", "PASS", "PRE_DRAW", "STEP_CLOSED", "STEP_EXCHANGED", "STEP_MELDED", "STEP_NONE",
-    "Core", "Event", "Phase",
+    "SPECIAL_ACTIONS", "Core", "Event", "Phase",
 ]

@@ -11,18 +11,17 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from .cards import CARD_NAMES, SUITS, parse_deck
-from .cards import _HIGH, _LOW
-from .core import _DO, _SPECIALS, ACTION_INDEX, ACTION_NAMES, FOLLOW, MELD, Core, Phase
+from .cards import CARD_NAMES, HIGH_CARDS, LOW_CARDS, SUITS, parse_deck
+from .core import ACTION_INDEX, ACTION_NAMES, FOLLOW, MELD, SPECIAL_ACTIONS, Core, Phase
 from .errors import IllegalAction, MalformedAction
 from .result import HandResult
 from .rules import Rules
 
 _DEFAULT_RULES = Rules()
 # Action strings by the parts of a legal mask, as the core's ``legal`` has them in ints.
-_SPECIAL_NAMES = tuple([ACTION_NAMES[a] for a in actions] for actions in _SPECIALS)
-_LOW_PLAYS = tuple([ACTION_NAMES[c] for c in cards] for cards in _LOW)
-_HIGH_PLAYS = tuple([ACTION_NAMES[c] for c in cards] for cards in _HIGH)
+_SPECIAL_NAMES = tuple([ACTION_NAMES[a] for a in actions] for actions in SPECIAL_ACTIONS)
+_LOW_PLAYS = tuple([ACTION_NAMES[c] for c in cards] for cards in LOW_CARDS)
+_HIGH_PLAYS = tuple([ACTION_NAMES[c] for c in cards] for cards in HIGH_CARDS)
 
 # The most decisions one hand can ask of the two seats together: 24 card plays, 4 melds,
 # 1 exchange, 1 close, 5 pre-draw choices, 1 final choice.
@@ -184,8 +183,7 @@ class Hand:
         if not core.legal_mask >> a & 1:
             raise self._illegal(action)
         self._actions.append(action)
-        _DO[a](core, a)  # core.apply(a), one call less on the arena's hot path
-        core._settle()
+        core.apply(a)
 
     def _illegal(self, action: object) -> IllegalAction:
         """The error for an action that is not in the legal list, saying why."""
