@@ -5,11 +5,18 @@ Any number of matches run at once; each seat is a ``BotSession``. A session with
 per-link ``seq``). Replies are matched by ``seq``; a stale or never-issued ``seq`` is dropped
 and counted, so a late answer becomes a clean timeout. Deaths and link resets become faults
 for every match the session was in.
+
+Fair polling: a session's link is polled only while it owes an answer (``_owe`` and
+``_settle`` mark those moments), so whatever a bot sends while its opponent thinks waits in
+its own bounded queue and costs the others nothing; and each round reads at most
+``RECEIVE_BATCH`` messages per link, so one link's backlog cannot starve the rest. Every
+session's monitor is always polled: a bot that dies is noticed at any time.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import time
 from dataclasses import dataclass, field
 
@@ -17,7 +24,7 @@ import zmq
 
 from arena.faults import Fault, FaultKind, truncate
 from arena.referee import MatchOutcome, Notice, Referee
-from arena.session import BotSession
+from arena.session import RECEIVE_BATCH, BotSession
 from protocol import ProtocolError, make_hand_over, make_match_over, make_request, parse_reply
 
 log = logging.getLogger(__name__)
@@ -58,10 +65,10 @@ class _Conductor:
                 if session not in self.sessions:
                     self.sessions.append(session)
         self.pending: dict[tuple[int, int], _Pending] = {}  # (id(session), seq) -> request
+        self.owed: dict[int, int] = {}  # id(session) -> requests it has not answered yet
         self.poller = zmq.Poller()
         self.by_socket: dict[zmq.Socket[bytes], tuple[BotSession, bool]] = {}
         for session in self.sessions:
-            self.poller.register(session.socket, zmq.POLLIN)
             self.poller.register(session.monitor, zmq.POLLIN)
             self.by_socket[session.socket] = (session, False)
             self.by_socket[session.monitor] = (session, True)
@@ -70,21 +77,41 @@ class _Conductor:
         for game in self.games:
             self._dispatch(game)
         while not all(game.done for game in self.games):
-            timeout_s = self._next_wait()
-            events = dict(self.poller.poll(timeout_s * 1000.0))
+            events = self.poller.poll(math.ceil(self._next_wait() * 1000.0))
             now = time.monotonic()
-            for sock in events:
-                session, is_monitor = self.by_socket[sock]  # type: ignore[index]
+            for sock, _ in events:
+                session, is_monitor = self.by_socket[sock]
                 if is_monitor:
-                    if session.disconnected() and session.alive:
+                    if session.link_lost() and session.alive:
                         self._lose(session, session.classify_loss())
-                else:
-                    for raw in session.receive_all():
-                        self._on_message(session, raw, now)
+                    continue
+                for raw in session.receive(RECEIVE_BATCH):
+                    if not session.alive:
+                        break
+                    self._on_message(session, raw, now)
             self._expire(time.monotonic())
             if not events:
                 self._check_liveness()
         return [game.referee.outcome() for game in self.games]
+
+    # ------------------------------------------------------------------ owing
+
+    def _owe(self, session: BotSession, key: tuple[int, int], pending: _Pending) -> None:
+        """A request to ``session`` is out: its link is polled until it owes nothing."""
+        self.pending[key] = pending
+        owed = self.owed.get(id(session), 0)
+        if owed == 0:
+            self.poller.register(session.socket, zmq.POLLIN)
+        self.owed[id(session)] = owed + 1
+
+    def _settle(self, session: BotSession, key: tuple[int, int]) -> _Pending:
+        """The request ``key`` is answered or faulted; a link that owes nothing is not polled."""
+        pending = self.pending.pop(key)
+        owed = self.owed[id(session)] - 1
+        self.owed[id(session)] = owed
+        if owed == 0:
+            self.poller.unregister(session.socket)
+        return pending
 
     # ------------------------------------------------------------------ sending
 
@@ -108,7 +135,8 @@ class _Conductor:
         if not session.send(payload):
             self._lose(session, session.classify_loss())
             return
-        self.pending[(id(session), seq)] = _Pending(game, decision.seat, now, now + decision.budget_s, payload, cpu_ns)
+        self._owe(session, (id(session), seq),
+                  _Pending(game, decision.seat, now, now + decision.budget_s, payload, cpu_ns))
         game.waiting = True
 
     def _deliver_notices(self, game: _Game, notices: list[Notice]) -> None:
@@ -141,13 +169,13 @@ class _Conductor:
             else:
                 self._fault_pending(session, kind, f"unreadable reply: {exc}", raw, now)
             return
-        pending = self.pending.pop((id(session), reply.seq), None)
+        key = (id(session), reply.seq)
+        pending = self.pending.get(key)
         if pending is None or pending.game.referee.match_id != reply.game_id:
-            if pending is not None:  # right seq, wrong game: put it back, count the stray
-                self.pending[(id(session), reply.seq)] = pending
             session.dropped_replies += 1
             log.info("dropped a reply from %s with seq %s (never issued or stale)", session.name, reply.seq)
             return
+        self._settle(session, key)
         game = pending.game
         game.waiting = False
         cpu_ns = session.end_request()
@@ -166,7 +194,7 @@ class _Conductor:
         """The session is dead: every unfinished game it plays in gets the fault."""
         owed: dict[int, _Pending] = {}  # id(game) -> the request the dead bot owed in it
         for key in [k for k in self.pending if k[0] == id(session)]:
-            pending = self.pending.pop(key)
+            pending = self._settle(session, key)
             pending.game.waiting = False
             owed[id(pending.game)] = pending
         now = time.monotonic()
@@ -215,7 +243,7 @@ class _Conductor:
     def _fault_request(self, key: tuple[int, int], session: BotSession, kind: FaultKind, detail: str,
                        now: float, raw: bytes | None = None) -> None:
         """Charge ``kind`` to the seat that owes the answer to the request ``key``."""
-        pending = self.pending.pop(key)
+        pending = self._settle(session, key)
         session.end_request()
         game = pending.game
         game.waiting = False

@@ -24,7 +24,7 @@ from arena.conductor import play_matches
 from arena.engine import Rules
 from arena.faults import FaultPolicy
 from arena.referee import MatchOutcome, Referee
-from arena.session import BotSession, start_session
+from arena.session import BotSession, raise_descriptor_limit, start_session
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +65,7 @@ class SessionPool:
         self.run_dir = Path(run_dir)
         self.settings = settings
         batch_scheduling()
+        raise_descriptor_limit()  # every connection a bot opens to its endpoint is a descriptor here
         self.ctx: zmq.Context[Any] = zmq.Context()
         self.socket_dir = Path(tempfile.mkdtemp(prefix="arena-", dir="/tmp"))
         self.idle: list[BotSession] = []

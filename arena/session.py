@@ -1,17 +1,39 @@
 """A bot session: one sandboxed bot process and the arena's ZeroMQ link to it.
 
-Each session binds its own ROUTER socket on its own ``ipc://`` path, so a socket monitor's
-``disconnected`` event names the bot whose link was reset (an oversized message) without
-guessing. ``start_session`` is the one way in: it starts the process, waits for the
-``hello`` within the handshake limit and answers ``welcome`` or a typed ``reject``; any
-failure kills the process and leaves the session dead with the fault that killed it.
+``start_session`` is the one way in: it starts the process, waits for the ``hello`` within
+the handshake limit and answers ``welcome`` or a typed ``reject``; any failure kills the
+process and leaves the session dead with the fault that killed it.
+
+Each session binds its own ROUTER on its own ``ipc://`` path, and exactly one connection to
+it is the bot's **link**: the one whose routing id is the one-time token and that sent the
+accepted ``hello``. Nothing another peer does can cost the bot anything:
+
+- frames from any other routing id are dropped and counted (``foreign_frames``);
+- a connection from outside the bot's sandbox is closed as soon as it is accepted, and so is
+  every connection accepted after the hello; once the hello is accepted the socket's path is
+  removed, so nobody can connect any more while the link stays up;
+- more than ``MAX_OWN_CONNECTIONS`` connections from the bot's own sandbox before its hello is
+  a ``protocol`` fault of that bot (it floods its own link);
+- only the link's own disconnect is a fault: the socket monitor names the descriptor of the
+  connection that closed, and the link's descriptor is known from its ``hello``;
+- each connection queues at most ``_RCVHWM`` messages (a flooding peer then blocks itself),
+  readers take at most ``RECEIVE_BATCH`` messages per call (fair polling), and the monitor's
+  queue is unbounded on the arena's side, because libzmq's I/O thread blocks when a monitor
+  pipe is full (it is bounded by the connections the rules above let in).
 """
 
 from __future__ import annotations
 
+import itertools
+import math
 import logging
+import os
+import resource
 import secrets
+import socket
+import struct
 import time
+from collections.abc import Iterator
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -36,6 +58,24 @@ from protocol import (
 log = logging.getLogger(__name__)
 
 _EXIT_GRACE_S = 0.5  # how long a disconnected bot gets to show that it exited (crash vs disconnect)
+RECEIVE_BATCH = 64  # messages (or connection events) handled per link and call: one backlog cannot starve the rest
+MAX_OWN_CONNECTIONS = 16  # connections a bot's sandbox may open to its endpoint before its hello
+_RCVHWM = 64  # messages queued per connection before libzmq stops reading it (the sender then blocks)
+_EVENTS = zmq.EVENT_ACCEPTED | zmq.EVENT_DISCONNECTED
+_PEERCRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
+_monitor_ids = itertools.count()
+
+
+def raise_descriptor_limit() -> int:
+    """Raise this process's soft RLIMIT_NOFILE to its hard limit; the new soft limit."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != hard:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+            soft = hard
+        except (ValueError, OSError) as exc:
+            log.info("could not raise the open-files limit from %d to %d: %s", soft, hard, exc)
+    return soft
 
 
 class SessionState(Enum):
@@ -54,12 +94,18 @@ class BotSession:
         self.name = name
         self.manifest = manifest
         self.endpoint = endpoint
+        self.path = _ipc_path(endpoint)
         self.token = secrets.token_hex(16)
+        self.identity = self.token.encode()
         self.state = SessionState.STARTING
         self.process: BotProcess | None = None
         self.max_games = 1
         self.seq = 0
         self.dropped_replies = 0
+        self.foreign_frames = 0  # frames from other routing ids, dropped
+        self.foreign_connections = 0  # connections closed: from outside the sandbox, or after the hello
+        self.own_connections = 0  # connections from the bot's own sandbox before its hello
+        self.link_fd: int | None = None  # the descriptor of the link's connection, known from the hello
         self.death: Fault | None = None
         self.served_pairs: set[Any] = set()
         self.load = 0  # matches this session is in right now
@@ -68,7 +114,13 @@ class BotSession:
         self.socket.setsockopt(zmq.LINGER, 0)
         self.socket.setsockopt(zmq.ROUTER_MANDATORY, 1)
         self.socket.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)
-        self.monitor: zmq.Socket[bytes] = self.socket.get_monitor_socket(zmq.EVENT_DISCONNECTED)
+        self.socket.setsockopt(zmq.RCVHWM, _RCVHWM)
+        address = f"inproc://arena-link-monitor-{next(_monitor_ids)}"
+        self.socket.monitor(address, _EVENTS)
+        self.monitor: zmq.Socket[bytes] = ctx.socket(zmq.PAIR)
+        self.monitor.setsockopt(zmq.LINGER, 0)
+        self.monitor.setsockopt(zmq.RCVHWM, 0)  # unbounded: see the module's docstring
+        self.monitor.connect(address)
         self.socket.bind(endpoint)
 
     def __repr__(self) -> str:
@@ -112,29 +164,81 @@ class BotSession:
             self.process.freeze()
         return self.process.cpu_ns()
 
-    def receive_all(self) -> list[bytes]:
-        """Every message waiting on the link (frames from another identity are dropped)."""
-        messages = []
-        while True:
-            try:
-                frames = self.socket.recv_multipart(flags=zmq.NOBLOCK)
-            except zmq.Again:
-                return messages
-            if len(frames) == 2 and frames[0] == self.token.encode():
-                messages.append(frames[1])
-            else:
-                self.dropped_replies += 1
+    def receive(self, limit: int = RECEIVE_BATCH) -> list[bytes]:
+        """The link's messages among the next ``limit`` waiting (frames from other routing ids are dropped)."""
+        return list(self._messages(limit, copy=True))
 
-    def disconnected(self) -> bool:
-        """Drain the monitor; True if the link was reset since the last call."""
-        reset = False
-        while True:
+    def _messages(self, limit: int, *, copy: bool) -> Iterator[Any]:
+        """The link's payloads (bytes, or ``zmq.Frame`` without ``copy``) among the next ``limit``
+        messages; the others are dropped and counted."""
+        sock = self.socket
+        for _ in range(limit):
             try:
-                event = parse_monitor_message(self.monitor.recv_multipart(flags=zmq.NOBLOCK))
+                identity = sock.recv(zmq.NOBLOCK)
             except zmq.Again:
-                return reset
-            if event["event"] == zmq.EVENT_DISCONNECTED:
-                reset = True
+                return
+            payload = sock.recv(zmq.NOBLOCK, copy=copy) if sock.rcvmore else None
+            if identity == self.identity and payload is not None and not sock.rcvmore:
+                yield payload
+                continue
+            while sock.rcvmore:  # the rest of a multipart message, without copying it
+                sock.recv(zmq.NOBLOCK, copy=False)
+            if identity == self.identity:
+                self.dropped_replies += 1  # not one frame: the bot broke the envelope
+            else:
+                self.foreign_frames += 1
+                if _power_of_ten(self.foreign_frames):
+                    log.debug("link of %s: %d frames from other routing ids dropped", self.name, self.foreign_frames)
+
+    def link_lost(self, limit: int | None = RECEIVE_BATCH) -> bool:
+        """Handle up to ``limit`` (None: all) connection events; True if the link itself closed.
+
+        An accepted connection is closed at once if it came from outside the bot's sandbox or
+        after the hello, and otherwise counted in ``own_connections``.
+        """
+        lost = False
+        handled = 0
+        while limit is None or handled < limit:
+            try:
+                event = parse_monitor_message(self.monitor.recv_multipart(zmq.NOBLOCK))
+            except zmq.Again:
+                break
+            handled += 1
+            fd = int(event["value"])
+            if event["event"] == zmq.EVENT_ACCEPTED:
+                if fd != self.link_fd:
+                    self._admit(fd)
+            elif fd == self.link_fd:
+                lost = True
+        return lost
+
+    def _admit(self, fd: int) -> None:
+        if self.path is None:
+            return
+        conn = _connection(fd, self.path)
+        if conn is None:  # closed already (its descriptor now names something else)
+            return
+        with conn:
+            if self.link_fd is None and self.process is not None and self.process.owns(_peer_pid(conn)):
+                self.own_connections += 1
+                return
+            self.foreign_connections += 1
+            log.debug("link of %s: closed connection %d (%s)", self.name, fd,
+                      "after the hello" if self.link_fd is not None else "not from its sandbox")
+            try:
+                conn.shutdown(socket.SHUT_RDWR)  # libzmq sees the end and closes its descriptor
+            except OSError:
+                pass
+
+    def open_link(self, fd: int) -> None:
+        """The hello came on connection ``fd``: it is the link; nobody else can connect now."""
+        self.link_lost(limit=None)  # events from before the hello (an earlier user of ``fd``)
+        self.link_fd = fd
+        if self.path is not None:
+            try:
+                os.unlink(self.path)
+            except OSError:
+                pass
 
     def exited(self) -> bool:
         """Whether the bot process has ended."""
@@ -191,6 +295,45 @@ class BotSession:
         self.socket.close(linger=0)
 
 
+def _power_of_ten(n: int) -> bool:
+    return n > 0 and 10 ** (len(str(n)) - 1) == n
+
+
+def _ipc_path(endpoint: str) -> str | None:
+    """The filesystem path of an ``ipc://`` endpoint (None for other endpoints)."""
+    if endpoint.startswith("ipc://") and not endpoint.startswith("ipc://@"):
+        return endpoint[len("ipc://"):]
+    return None
+
+
+def _connection(fd: int, path: str) -> socket.socket | None:
+    """A duplicate of descriptor ``fd`` if it still is a connection accepted on ``path``."""
+    try:
+        dup = os.dup(fd)
+    except OSError:
+        return None
+    try:
+        conn = socket.socket(fileno=dup)
+    except OSError:
+        os.close(dup)
+        return None
+    try:
+        if conn.family == socket.AF_UNIX and conn.getsockname() == path:
+            return conn
+    except OSError:
+        pass
+    conn.close()
+    return None
+
+
+def _peer_pid(conn: socket.socket) -> int:
+    """The host pid of the process that connected (0 if unknown)."""
+    try:
+        return int(_PEERCRED.unpack(conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _PEERCRED.size))[0])
+    except OSError:
+        return 0
+
+
 def start_session(
     manifest: Manifest,
     ctx: zmq.Context[Any],
@@ -221,35 +364,49 @@ def start_session(
 def _handshake(session: BotSession, deadline: float, max_games: int, rules: dict[str, Any]) -> None:
     poller = zmq.Poller()
     poller.register(session.socket, zmq.POLLIN)
+    poller.register(session.monitor, zmq.POLLIN)
     while True:
         now = time.monotonic()
         if now >= deadline:
             session.fail(FaultKind.TIMEOUT, "no hello within the handshake limit")
             return
-        if not poller.poll(min(50.0, (deadline - now) * 1000.0)):
+        ready = dict(poller.poll(math.ceil(min(50.0, (deadline - now) * 1000.0))))
+        if not ready:
             if session.exited():
                 session.fail(FaultKind.CRASH, f"exited before the handshake ({session.exit_description()})")
                 return
             continue
-        messages = session.receive_all()
-        if not messages:
+        if session.monitor in ready:
+            session.link_lost()
+            if session.own_connections > MAX_OWN_CONNECTIONS:
+                session.fail(FaultKind.PROTOCOL, f"opened more than {MAX_OWN_CONNECTIONS} connections to its "
+                                                 "endpoint before its hello (the protocol allows one)")
+                return
+        if session.socket not in ready:
             continue
-        raw = messages[0]
-        try:
-            hello = parse_hello(raw)
-        except ProtocolError as exc:
-            session.send(make_reject(exc.reason, str(exc)))
-            session.fail(FaultKind(exc.code), f"bad hello: {exc}", reply=raw)
+        for frame in session._messages(RECEIVE_BATCH, copy=False):
+            _answer_hello(session, frame, max_games, rules)
             return
-        if hello.token != session.token:
-            session.send(make_reject("bad_token", "the token is not the one issued to this process"))
-            session.fail(FaultKind.PROTOCOL, "hello with a wrong token", reply=raw)
-            return
-        session.max_games = max(1, min(max_games, hello.max_games))
-        session.send(make_welcome(session.max_games, rules=rules))
-        session.state = SessionState.READY
-        if session.process is not None:
-            session.process.freeze()  # until its first request
-        log.info("bot %s ready (pid %s, max_games %d, protocol %s)", session.name,
-                 session.process.pid if session.process else None, session.max_games, PROTOCOL_MAJOR)
+
+
+def _answer_hello(session: BotSession, frame: zmq.Frame, max_games: int, rules: dict[str, Any]) -> None:
+    """Welcome or reject the first message of the link."""
+    raw = frame.bytes
+    try:
+        hello = parse_hello(raw)
+    except ProtocolError as exc:
+        session.send(make_reject(exc.reason, str(exc)))
+        session.fail(FaultKind(exc.code), f"bad hello: {exc}", reply=raw)
         return
+    if hello.token != session.token:
+        session.send(make_reject("bad_token", "the token is not the one issued to this process"))
+        session.fail(FaultKind.PROTOCOL, "hello with a wrong token", reply=raw)
+        return
+    session.open_link(int(frame.get(zmq.SRCFD)))
+    session.max_games = max(1, min(max_games, hello.max_games))
+    session.send(make_welcome(session.max_games, rules=rules))
+    session.state = SessionState.READY
+    if session.process is not None:
+        session.process.freeze()  # until its first request
+    log.info("bot %s ready (pid %s, max_games %d, protocol %s)", session.name,
+             session.process.pid if session.process else None, session.max_games, PROTOCOL_MAJOR)

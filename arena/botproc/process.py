@@ -344,6 +344,21 @@ class BotProcess:
                  if p.ppid in helpers and p.pid not in helpers and p.state not in ("Z", "X")]
         return min(mains) if mains else None
 
+    def owns(self, pid: int) -> bool:
+        """Whether host process ``pid`` runs inside this bot's sandbox (bubblewrap: its PID
+        namespace; fallback: the session the bot leads, which its children inherit)."""
+        if self.mode is SandboxMode.BWRAP:
+            if self._init_pid is None:
+                return False
+            try:
+                return os.stat(f"/proc/{pid}/ns/pid").st_ino == os.stat(f"/proc/{self._init_pid}/ns/pid").st_ino
+            except OSError:
+                return False
+        try:
+            return os.getsid(pid) == self.pid
+        except OSError:
+            return False
+
     def rss_bytes(self) -> int | None:
         """Summed RSS of the bot's processes (the sandbox's helpers excluded), or None."""
         helpers = self.helper_pids()
@@ -553,8 +568,11 @@ def _read_child_pid(fd: int, timeout: float) -> int | None:
         if remaining <= 0:
             log.error("bwrap wrote no sandbox info within %.1f s", timeout)
             return None
-        ready, _, _ = select.select([fd], [], [], remaining)
-        if not ready:
+        # poll, not select: a connection flood can push the arena's descriptors past
+        # select()'s FD_SETSIZE ("filedescriptor out of range in select()")
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        if not poller.poll(remaining * 1000.0):
             continue
         chunk = os.read(fd, 4096)
         if not chunk:
