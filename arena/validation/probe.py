@@ -24,7 +24,7 @@ from arena.conductor import play_matches
 from arena.engine import Hand, Rules
 from arena.faults import Fault, FaultKind, FaultPolicy, truncate
 from arena.referee import Decision, Notice, Referee
-from arena.session import BotSession
+from arena.session import RECEIVE_BATCH, BotSession
 from arena.validation.positions import Position
 
 VOID_DETAIL = "validation game: it ends here"
@@ -33,25 +33,25 @@ VOID_DETAIL = "validation game: it ends here"
 class Traffic:
     """Every message to and from one session, in order: ``("sent" | "received", bytes)``.
 
-    Installed by wrapping the session object's ``send`` and ``receive_all`` (the conductor's
+    Installed by wrapping the session object's ``send`` and ``receive`` (the conductor's
     only ways in and out), so nothing in the session or conductor changes.
     """
 
     def __init__(self, session: BotSession) -> None:
         self.log: list[tuple[str, bytes]] = []
-        send, receive_all = session.send, session.receive_all
+        send, receive = session.send, session.receive
 
         def recording_send(payload: bytes) -> bool:
             self.log.append(("sent", payload))
             return send(payload)
 
-        def recording_receive_all() -> list[bytes]:
-            messages = receive_all()
+        def recording_receive(limit: int = RECEIVE_BATCH) -> list[bytes]:
+            messages = receive(limit)
             self.log.extend(("received", m) for m in messages)
             return messages
 
         setattr(session, "send", recording_send)
-        setattr(session, "receive_all", recording_receive_all)
+        setattr(session, "receive", recording_receive)
 
     def mark(self) -> int:
         """A position in the log, to look at what came after it."""

@@ -1,0 +1,284 @@
+"""Links that only their bot can touch: the link attacks of ``bots/hostile/`` in real matches.
+
+Each hostile bot here plays ``bench/bots/echo``'s moves (the first legal action) while it
+attacks a link: the opponent's (``linkpeek``) or its own (``strayframes``, ``replayflood``,
+``monitorflood``, ``fdflood``). So a match against it must be exactly the match against echo
+with the same seed, with no fault for anyone, unless the attack is a fault of the attacker
+itself (a connection flood before its hello). Clocks are tight (50 ms + 250 ms bank), where
+these attacks used to charge the opponent. Each test also checks that the attack really ran
+(the bot's own counts on stderr, the arena's counts on the session), so it cannot pass by
+the attack missing its target.
+
+``linkpeek`` plays without bubblewrap (``sandbox = fallback``): there every bot's endpoint is
+reachable, so the defence is shown not to rest on the endpoint being hidden.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arena.botproc import Manifest, SandboxMode, load_manifest
+from arena.clock import TimeControl
+from arena.faults import FaultKind
+from arena.matchplay import MatchSettings, SessionPool, play_match
+from arena.referee import MatchOutcome
+from arena.session import MAX_OWN_CONNECTIONS, BotSession
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+HOSTILE = ROOT / "bots" / "hostile"
+ECHO = ROOT / "bench" / "bots" / "echo"
+RANDOM = ROOT / "bots" / "random"
+TIME = TimeControl(time_limit_ms=50, bank_ms=250, handshake_ms=5000)
+SEEDS = (3, 11)
+EVIDENCE_TIMEOUT_S = 20.0
+
+
+def played(outcome: MatchOutcome) -> dict[str, Any]:
+    """What a match decided (no names, no timings)."""
+    return {"winner": outcome.winner, "score": outcome.score, "forfeit": outcome.forfeit, "void": outcome.void,
+            "faults": [f.to_dict() for f in outcome.faults], "records": outcome.records,
+            "results": [r.to_dict() for r in outcome.results]}
+
+
+def hostile(name: str, **env: str) -> Manifest:
+    manifest = load_manifest(HOSTILE / name)
+    return dataclasses.replace(manifest, env={**manifest.env, **env}) if env else manifest
+
+
+class RecordingPool(SessionPool):
+    """A session pool that remembers every session it handed out (closed ones too)."""
+
+    def __init__(self, run_dir: Path, settings: MatchSettings) -> None:
+        super().__init__(run_dir, settings)
+        self.handed_out: list[BotSession] = []
+
+    def acquire(self, manifest: Manifest, pair_key: Any = None, *,
+                exclude: tuple[BotSession, ...] = ()) -> BotSession:
+        session = super().acquire(manifest, pair_key, exclude=exclude)
+        if session not in self.handed_out:
+            self.handed_out.append(session)
+        return session
+
+    def sessions_of(self, manifest: Manifest) -> list[BotSession]:
+        return [s for s in self.handed_out if s.manifest == manifest]
+
+
+@pytest.fixture
+def make_pool(tmp_path: Path) -> Iterator[Callable[..., RecordingPool]]:
+    pools: list[RecordingPool] = []
+
+    def make(sandbox: SandboxMode = SandboxMode.AUTO) -> RecordingPool:
+        pool = RecordingPool(tmp_path / f"run{len(pools)}", MatchSettings(time_control=TIME, sandbox=sandbox))
+        pools.append(pool)
+        return pool
+
+    yield make
+    for pool in pools:
+        pool.close()
+
+
+def wait_for_stderr(sessions: list[BotSession], pattern: str) -> re.Match[str]:
+    """The last stderr line of ``sessions``' bots matching ``pattern`` once written (deadline-bound)."""
+    deadline = time.monotonic() + EVIDENCE_TIMEOUT_S
+    while time.monotonic() < deadline:
+        for session in sessions:
+            assert session.process is not None
+            found = list(re.finditer(pattern, session.process.stderr_path.read_text(errors="replace")))
+            if found:
+                return found[-1]
+        time.sleep(0.02)  # polling a log with a deadline
+    raise AssertionError(f"{sessions[0].name} never wrote {pattern!r}")
+
+
+def play_both_seats(pool: SessionPool, bot: Manifest, opponent: Manifest) -> list[MatchOutcome]:
+    """One match per seed and seat; a new pair key each, so the processes are reused across seeds."""
+    outcomes = []
+    for seed in SEEDS:
+        for seat in (0, 1):
+            seats = (bot, opponent) if seat == 0 else (opponent, bot)
+            outcomes.append(play_match(pool, seats, f"m{seed}s{seat}", seed, pair_key=(seed, seat)))
+    return outcomes
+
+
+@pytest.fixture(scope="module")
+def echo_outcomes(tmp_path_factory: pytest.TempPathFactory) -> list[MatchOutcome]:
+    """The same matches with bench/bots/echo in the hostile's seat."""
+    settings = MatchSettings(time_control=TIME)
+    with SessionPool(tmp_path_factory.mktemp("echo"), settings) as pool:
+        return play_both_seats(pool, load_manifest(ECHO), load_manifest(RANDOM))
+
+
+def assert_as_echo(outcomes: list[MatchOutcome], echo: list[MatchOutcome], *, may_charge: str | None = None) -> None:
+    """Each match equals echo's; ``may_charge`` names an attacker whose attack may cost its own
+    clock (its threads compete with its main thread): then only it may be charged, and the
+    matches without a fault (at least one) equal echo's."""
+    faults = [f for o in outcomes for f in o.faults]
+    assert {f.bot for f in faults} <= ({may_charge} if may_charge else set()), [f.describe() for f in faults]
+    clean = [(played(o), played(e)) for o, e in zip(outcomes, echo) if not o.faults]
+    assert clean and all(mine == theirs for mine, theirs in clean)
+    assert may_charge or len(clean) == len(outcomes)
+
+
+# ----------------------------------------------------------------------- in matches
+
+
+def test_linkpeek_cannot_touch_the_opponents_link(make_pool: Callable[..., RecordingPool],
+                                                  echo_outcomes: list[MatchOutcome]) -> None:
+    pool = make_pool(SandboxMode.FALLBACK)
+    bot, opponent = hostile("linkpeek"), load_manifest(RANDOM)
+    assert_as_echo(play_both_seats(pool, bot, opponent), echo_outcomes)
+    victims = pool.sessions_of(opponent)
+    # it reached an opponent's endpoint before that bot's hello, and was refused after it
+    assert sum(s.foreign_connections for s in victims) >= 1
+    assert all(s.own_connections == 1 for s in victims)
+    seen = wait_for_stderr(pool.sessions_of(bot), r"linkpeek: targets (\d+) connected (\d+) refused ([1-9]\d*)")
+    assert int(seen[1]) >= 1 and int(seen[2]) >= 1
+
+
+def test_strayframes_floods_only_its_own_queue(make_pool: Callable[..., RecordingPool],
+                                               echo_outcomes: list[MatchOutcome]) -> None:
+    pool = make_pool()
+    bot = hostile("strayframes")
+    assert_as_echo(play_both_seats(pool, bot, load_manifest(RANDOM)), echo_outcomes, may_charge="strayframes")
+    flooders = pool.sessions_of(bot)
+    assert sum(s.foreign_frames for s in flooders) >= 1 and all(s.dropped_replies == 0 for s in flooders)
+    assert all(1 < s.own_connections <= MAX_OWN_CONNECTIONS for s in flooders)  # its link and strays, no more
+    assert int(wait_for_stderr(flooders, r"strayframes: sent (\d+)")[1]) > 0
+
+
+def test_replayflood_pays_for_its_stale_replies_alone(make_pool: Callable[..., RecordingPool]) -> None:
+    """Its own backlog (thousands of stale replies queued ahead of each answer) may cost it
+    its own clock; the opponent is never charged, whatever the seat."""
+    pool = make_pool()
+    bot = hostile("replayflood")
+    outcomes = play_both_seats(pool, bot, load_manifest(RANDOM))
+    faults = [f for o in outcomes for f in o.faults]
+    assert {(f.kind, f.bot) for f in faults} <= {(FaultKind.TIMEOUT, "replayflood")}
+    for outcome in outcomes:
+        for fault in outcome.faults:
+            assert fault.seat is not None and outcome.names[fault.seat] == "replayflood"
+            assert outcome.winner == 1 - fault.seat
+    assert sum(s.dropped_replies for s in pool.sessions_of(bot)) > 0
+    assert all(s.foreign_frames == 0 for s in pool.handed_out)
+
+
+@pytest.mark.parametrize("name, evidence", [
+    ("monitorflood", r"monitorflood: connected (0) refused (20000)"),
+    ("fdflood", r"fdflood: child connected (0) refused (240)"),
+])
+def test_connection_floods_after_the_hello_are_refused(name: str, evidence: str,
+                                                       make_pool: Callable[..., RecordingPool],
+                                                       echo_outcomes: list[MatchOutcome]) -> None:
+    pool = make_pool()
+    bot = hostile(name)
+    outcomes = play_both_seats(pool, bot, load_manifest(RANDOM))
+    assert_as_echo(outcomes, echo_outcomes, may_charge=name)
+    # what monitorflood held before its hello (12 connections, closed during the match) is not its link
+    assert {f.kind for o in outcomes for f in o.faults} <= {FaultKind.TIMEOUT}
+    flooders = pool.sessions_of(bot)
+    assert all(s.own_connections <= MAX_OWN_CONNECTIONS for s in flooders)
+    wait_for_stderr(flooders, evidence)
+
+
+@pytest.mark.parametrize("name", ["monitorflood", "fdflood"])
+@pytest.mark.parametrize("seat", [0, 1])
+def test_a_connection_flood_before_the_hello_is_a_fault_of_the_flooder(
+        name: str, seat: int, make_pool: Callable[..., RecordingPool]) -> None:
+    pool = make_pool()
+    bot, opponent = hostile(name, HOSTILE_PHASE="before"), load_manifest(RANDOM)
+    outcome = play_match(pool, (bot, opponent) if seat == 0 else (opponent, bot), "flood-first", 5)
+    assert [(f.kind, f.seat, f.bot) for f in outcome.faults] == [(FaultKind.PROTOCOL, seat, name)]
+    assert "connections to its endpoint before its hello" in outcome.faults[0].detail
+    assert outcome.forfeit and outcome.winner == 1 - seat
+    assert [s.manifest for s in pool.idle] == [opponent]  # the opponent's session lives on
+    clean = play_match(pool, (opponent, load_manifest(ECHO)), "after", 5, pair_key="after")
+    assert clean.faults == []
+
+
+# ----------------------------------------------------------------------- arena match
+
+ARENA = [sys.executable, "-m", "arena.cli"]
+
+
+def arena_match(bot: Path, *extra: str) -> dict[str, Any]:
+    args = [*ARENA, "match", str(bot), str(RANDOM), "--seed", "7", "--json", "--time-limit-ms", "50",
+            "--bank-ms", "250", "--handshake-ms", "5000", *extra]
+    done = subprocess.run(args, capture_output=True, text=True, timeout=90, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    result: dict[str, Any] = json.loads(done.stdout[done.stdout.index("{"):])
+    return {k: result[k] for k in ("winner", "score", "forfeit", "void", "faults", "records")}
+
+
+@pytest.mark.parametrize("name, sandbox", [("linkpeek", "fallback"), ("strayframes", "auto"),
+                                           ("fdflood", "auto"), ("monitorflood", "auto")])
+def test_arena_match_against_an_attacker_finishes_like_echo(name: str, sandbox: str) -> None:
+    echo = arena_match(ECHO, "--sandbox", sandbox)
+    assert echo["faults"] == [] and echo["records"]
+    assert arena_match(HOSTILE / name, "--sandbox", sandbox) == echo
+
+
+# ----------------------------------------------------------------------- tournaments
+
+MATCH_ROWS = ("SELECT pair_index, half, seat0, seat1, winner_seat, score0, score1, forfeit, void, hands "
+              "FROM matches ORDER BY pair_index, half")
+HAND_ROWS = ("SELECT m.pair_index, m.half, h.hand_index, h.record_json FROM hands h "
+             "JOIN matches m ON m.id = h.match_row ORDER BY m.pair_index, m.half, h.hand_index")
+CUP = [RANDOM, ECHO, HOSTILE / "linkpeek", HOSTILE / "strayframes", HOSTILE / "fdflood", HOSTILE / "replayflood"]
+
+
+def run_cup(tmp_path: Path, name: str, bots: list[Path], concurrency: int) -> Path:
+    out = tmp_path / name
+    lines = [f'name = "{name}"', "seed = 5", 'deals = "public"', "pairs_per_pairing = 1",
+             f"concurrency = {concurrency}", 'sandbox = "fallback"', "allow_unvalidated = true",
+             f'output = "{out}"', "[time_control]", "time_limit_ms = 50", "bank_ms = 250", "handshake_ms = 5000"]
+    for i, bot in enumerate(bots):
+        lines += ["[[bots]]", f'path = "{bot}"', f'name = "{bot.name}-{i}"']
+    config = tmp_path / f"{name}.toml"
+    config.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    done = subprocess.run([*ARENA, "run", str(config), "--quiet"], capture_output=True, text=True,
+                          timeout=150, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    return out / "arena.sqlite"
+
+
+def rows(db: Path, sql: str) -> list[tuple[Any, ...]]:
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as con:
+        return con.execute(sql).fetchall()
+
+
+def unplayed_by(entrants: set[int], table: list[tuple[Any, ...]],
+                seats: dict[tuple[int, int], tuple[int, int]]) -> list[tuple[Any, ...]]:
+    """The rows (starting with pair index and half) of the matches no entrant of ``entrants`` played."""
+    return [row for row in table if not entrants & set(seats[(row[0], row[1])])]
+
+
+@pytest.mark.timeout(400)
+def test_a_tournament_with_link_attackers_equals_one_without(tmp_path: Path) -> None:
+    """Every attacker shares its worker with the other pairs (one worker), then two workers.
+    Only attackers may be charged (replayflood's own backlog costs its own clock; a flooding
+    bot's threads compete with its own main thread); every match without a charged bot equals
+    the tournament in which echo replaces each attacker."""
+    attackers = {i for i, bot in enumerate(CUP) if bot.parent == HOSTILE}
+    baseline = run_cup(tmp_path, "echoes", [ECHO if i in attackers else bot for i, bot in enumerate(CUP)], 2)
+    seats = {(row[0], row[1]): (row[2], row[3]) for row in rows(baseline, MATCH_ROWS)}
+    for concurrency in (1, 2):
+        attacked = run_cup(tmp_path, f"attacked{concurrency}", CUP, concurrency)
+        charged = {row[0] for row in rows(attacked, "SELECT entrant FROM faults")}
+        assert charged <= attackers
+        assert len(rows(attacked, MATCH_ROWS)) == len(seats)  # it finished
+        for sql in (MATCH_ROWS, HAND_ROWS):
+            assert unplayed_by(charged, rows(attacked, sql), seats) == unplayed_by(charged, rows(baseline, sql), seats)
+        assert unplayed_by(charged, rows(attacked, MATCH_ROWS), seats)  # random against echo at least
