@@ -10,13 +10,16 @@ these attacks used to charge the opponent. Each test also checks that the attack
 the attack missing its target.
 
 ``linkpeek`` plays without bubblewrap (``sandbox = fallback``): there every bot's endpoint is
-reachable, so the defence is shown not to rest on the endpoint being hidden.
+reachable, so the defence is shown not to rest on the endpoint being hidden. For the same
+reason control groups are off: a bot is frozen while it owes no answer, which already stops
+most of these attacks during the opponent's turns; the link must hold without that.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
 import sqlite3
 import subprocess
@@ -28,7 +31,7 @@ from typing import Any
 
 import pytest
 
-from arena.botproc import Manifest, SandboxMode, load_manifest
+from arena.botproc import Manifest, SandboxMode, cgroups, load_manifest
 from arena.clock import TimeControl
 from arena.faults import FaultKind
 from arena.matchplay import MatchSettings, SessionPool, play_match
@@ -47,6 +50,20 @@ TIME = TimeControl(time_limit_ms=50, bank_ms=250, handshake_ms=20_000)  # a load
 CALM = TimeControl(time_limit_ms=1000, bank_ms=10_000, handshake_ms=20_000)
 SEEDS = (3, 11)
 EVIDENCE_TIMEOUT_S = 20.0
+
+
+LINKS_ALONE = {**os.environ, cgroups.ENV_SWITCH: "off"}  # for the arena processes the tests start
+
+
+@pytest.fixture(autouse=True, scope="module")
+def links_alone() -> Iterator[None]:
+    """Control groups off in this process too (see the module's docstring)."""
+    patch = pytest.MonkeyPatch()
+    patch.setenv(cgroups.ENV_SWITCH, "off")
+    cgroups._detected.cache_clear()
+    yield
+    patch.undo()
+    cgroups._detected.cache_clear()
 
 
 def played(outcome: MatchOutcome) -> dict[str, Any]:
@@ -219,7 +236,7 @@ ARENA = [sys.executable, "-m", "arena.cli"]
 def arena_match(bot: Path, clock: TimeControl, *extra: str) -> dict[str, Any]:
     args = [*ARENA, "match", str(bot), str(RANDOM), "--seed", "7", "--json", "--time-limit-ms", str(clock.time_limit_ms),
             "--bank-ms", str(clock.bank_ms), "--handshake-ms", str(clock.handshake_ms), *extra]
-    done = subprocess.run(args, capture_output=True, text=True, timeout=90, cwd=ROOT)
+    done = subprocess.run(args, capture_output=True, text=True, timeout=90, cwd=ROOT, env=LINKS_ALONE)
     assert done.returncode == 0, done.stderr
     result: dict[str, Any] = json.loads(done.stdout[done.stdout.index("{"):])
     return {k: result[k] for k in ("winner", "score", "forfeit", "void", "faults", "records")}
@@ -258,7 +275,7 @@ def run_cup(tmp_path: Path, name: str, bots: list[Path], concurrency: int, clock
     config = tmp_path / f"{name}.toml"
     config.write_text("\n".join(lines) + "\n", encoding="utf-8")
     done = subprocess.run([*ARENA, "run", str(config), "--quiet"], capture_output=True, text=True,
-                          timeout=150, cwd=ROOT)
+                          timeout=150, cwd=ROOT, env=LINKS_ALONE)
     assert done.returncode == 0, done.stderr
     return out / "arena.sqlite"
 
