@@ -94,6 +94,12 @@ def _root() -> str | None:
     return None if os.access("/opt", os.W_OK) else "/opt is not writable"
 
 
+def _cgroups() -> str | None:
+    from arena.botproc.cgroups import hierarchy
+
+    return None if hierarchy() is not None else "no writable cgroup hierarchy with the controllers the arena uses"
+
+
 def _tmpfs() -> str | None:
     """Root, mount(8), and a kernel that lets us mount a tmpfs: try one."""
     if os.geteuid() != 0 or shutil.which("mount") is None:
@@ -114,6 +120,8 @@ REQUIREMENTS: dict[str, Requirement] = {r.name: r for r in (
     Requirement("c-toolchain", "a C compiler, make and libzmq's headers", "apt-get install build-essential libzmq3-dev",
                 _c_toolchain),
     Requirement("root", "root (a writable /opt, other users)", "run the tests as root, e.g. in a container", _root),
+    Requirement("cgroups", "root and writable cgroups (v1: cpu, cpuacct, memory, pids, freezer; v2: cpu, "
+                "memory, pids delegated)", "run the tests as root; see docs/fairness.md", _cgroups),
     Requirement("tmpfs", "root and tmpfs mounts", "run the tests as root with util-linux (apt-get install util-linux)",
                 _tmpfs),
 )}

@@ -17,15 +17,15 @@ from pathlib import Path
 import pytest
 
 from arena.botproc import Limits, bwrap_status, cgroups, load_manifest, procfs, start_bot
-from arena.botproc.cgroups import CgroupLimits, V2Hierarchy, hierarchy
+from arena.botproc.cgroups import CgroupLimits, V2Hierarchy
+
+from tests.requirements import require
 
 from .conftest import BOTFIXTURES
 
 ROOT = Path(__file__).resolve().parents[2]
-NEEDS_CGROUPS = pytest.mark.skipif(
-    hierarchy() is None, reason="needs root and writable cgroups (v1: cpu, cpuacct, memory, pids, freezer; "
-                                "v2: cpu, memory, pids delegated); see docs/fairness.md")
-NEEDS_BWRAP = pytest.mark.skipif(bwrap_status()[0] is None, reason="apt-get install bubblewrap")
+NEEDS_CGROUPS = pytest.mark.requires("cgroups")
+NEEDS_BWRAP = pytest.mark.requires("bubblewrap")
 pytestmark = [pytest.mark.integration, NEEDS_CGROUPS]
 
 
@@ -60,8 +60,8 @@ def test_the_whole_sandbox_is_in_the_bots_group_and_close_removes_it(tmp_path: P
 
 @pytest.mark.parametrize("mode", ["bwrap", "fallback"])
 def test_kill_empties_the_group_even_of_a_detached_grandchild(tmp_path: Path, marker: str, mode: str) -> None:
-    if mode == "bwrap" and bwrap_status()[0] is None:
-        pytest.skip("apt-get install bubblewrap")
+    if mode == "bwrap":
+        require("bubblewrap")
     bot = start_bot(load_manifest(BOTFIXTURES / "spawner"), run_dir=tmp_path, sandbox=mode, args=[marker])
     assert bot.cgroup is not None
     group = bot.cgroup
