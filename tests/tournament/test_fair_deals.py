@@ -132,7 +132,8 @@ def test_the_predictor_reads_public_deals_and_never_secret_ones(tmp_path: Path, 
     else:
         assert right == []
         logs = "".join(p.read_text() for p in (out / "bots").glob("predictor-*/stderr.log"))
-        assert logs.count("NO-PREDICTION") == 6  # every one of its 6 games was searched, in vain
+        guessed = {game for game, _, _ in predictions(out)}  # a chance fit of a wrong seed (~1e-3 a game)
+        assert logs.count("NO-PREDICTION") + len(guessed) == 6  # every one of its 6 games was searched
 
 
 def test_arena_match_deals_are_public_and_it_says_so(tmp_path: Path) -> None:
