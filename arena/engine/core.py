@@ -14,8 +14,8 @@ insides::
     child.total(seat)      # the seat's R9 total now
     child.result           # None, then (winner, game_points, reason); see ``value``, ``hand_result``
 
-Actions are ints: ``0..23`` play that card (``suit * 6 + rank``, see ``cards``), ``MELD + s``
-meld suit ``s``, then ``EXCHANGE``, ``CLOSE``, ``DRAW``, ``DECLARE``, ``PASS``;
+Actions are ints: ``0..23`` play that card (``suit * 6 + rank``, see ``cards``), then
+``DECLARE``, ``CLOSE``, ``DRAW``, ``MELD + s`` (meld suit ``s``), ``EXCHANGE``, ``PASS``;
 ``ACTION_NAMES[a]`` is the action's string and ``ACTION_INDEX`` the inverse. ``legal`` makes
 a new list at each call; ``legal_mask`` is the state itself. Search copies a state before
 each move (copy-make: a copy costs about as much as one move, so there is no undo).
@@ -58,12 +58,12 @@ class Phase(IntEnum):
     OVER = 4
 
 
-MELD = 24
-EXCHANGE, CLOSE, DRAW, DECLARE, PASS = 28, 29, 30, 31, 32
+# The commonest actions come first after the cards, so that most legal masks (a bit per
+# action) stay below 2**30, where Python's int operations are fastest.
+DECLARE, CLOSE, DRAW, MELD, EXCHANGE, PASS = 24, 25, 26, 27, 31, 32  # MELD + suit for a marriage
 ACTION_NAMES: tuple[str, ...] = (
     *("play " + name for name in CARD_NAMES),
-    *("meld " + suit for suit in SUITS),
-    "exchange", "close", "draw", "declare", "pass",
+    "declare", "close", "draw", *("meld " + suit for suit in SUITS), "exchange", "pass",
 )
 ACTION_INDEX: dict[str, int] = {name: a for a, name in enumerate(ACTION_NAMES)}
 
@@ -76,7 +76,7 @@ STEP_NONE, STEP_EXCHANGED, STEP_CLOSED, STEP_MELDED = range(4)
 # in canonical order; the other actions' canonical order is this one:
 _SPECIAL_ORDER = (EXCHANGE, CLOSE, DRAW, MELD, MELD + 1, MELD + 2, MELD + 3, DECLARE, PASS)
 SPECIAL_ACTIONS: tuple[list[int], ...] = tuple(
-    [a for a in _SPECIAL_ORDER if bits >> (a - MELD) & 1] for bits in range(1 << 9))
+    [a for a in _SPECIAL_ORDER if bits >> (a - 24) & 1] for bits in range(1 << 9))
 """The canonical list of the non-card actions in ``legal_mask >> 24``."""
 _EXCHANGE_BIT, _CLOSE_BIT, _DECLARE_BIT, _PASS_BIT = 1 << EXCHANGE, 1 << CLOSE, 1 << DECLARE, 1 << PASS
 _CLOSE_OR_DRAW = _CLOSE_BIT | 1 << DRAW
@@ -620,7 +620,7 @@ class Core:
 
 
 _DO: tuple[Callable[[Core, int], None], ...] = (
-    (Core._play,) * MELD + (Core._meld,) * 4 + (Core._exchange, Core._close, Core._draw, Core._declare, Core._pass))
+    (Core._play,) * 24 + (Core._declare, Core._close, Core._draw) + (Core._meld,) * 4 + (Core._exchange, Core._pass))
 """The state change of each action int (in action order)."""
 
 

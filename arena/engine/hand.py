@@ -12,7 +12,7 @@ import random
 from typing import Any
 
 from .cards import CARD_NAMES, HIGH_CARDS, LOW_CARDS, SUITS, parse_deck
-from .core import ACTION_INDEX, ACTION_NAMES, FOLLOW, MELD, SPECIAL_ACTIONS, Core, Phase
+from .core import ACTION_INDEX, ACTION_NAMES, FOLLOW, SPECIAL_ACTIONS, Core, Phase
 from .errors import IllegalAction, MalformedAction
 from .result import HandResult
 from .rules import Rules
@@ -196,9 +196,9 @@ class Hand:
         a = ACTION_INDEX[action]
         seat = core.to_move
         why = "not legal now"
-        if a < MELD and not core.hands[seat] >> a & 1:
+        if a < 24 and not core.hands[seat] >> a & 1:  # actions 0..23 play that card
             why = f"seat {seat} does not hold {CARD_NAMES[a]}"
-        elif a < MELD and core.phase is FOLLOW:
+        elif a < 24 and core.phase is FOLLOW:
             why = "the follower must head, follow suit or trump (R6.3)"
         return IllegalAction(f"{action!r} for seat {seat}: {why}; legal: {self.legal_actions()}")
 
