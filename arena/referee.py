@@ -143,7 +143,6 @@ class Referee:
         ``request`` (the bytes sent) and ``stderr_tail`` (read only if a fault is recorded)
         are evidence for the fault record.
         """
-        evidence = {"raw": raw, "request": request, "stderr_tail": stderr_tail}
         if self.finished:
             raise RuntimeError(f"match {self.match_id} is finished; no answer is expected")
         seat = self.match.hand.to_move
@@ -151,12 +150,14 @@ class Referee:
         bank_before = self.clock.bank_left_ms(seat)
         if not self.clock.charge(seat, elapsed_s):
             return self._fault_for_pending(FaultKind.TIMEOUT, seat, "answered after the limit plus the bank",
-                                           elapsed_s=elapsed_s, bank_ms=bank_before, **evidence)
+                                           elapsed_s=elapsed_s, bank_ms=bank_before,
+                                           raw=raw, request=request, stderr_tail=stderr_tail)
         try:
             return self._apply(action, seat, elapsed_s, cpu_s)
         except IllegalAction as exc:
             return self._fault_for_pending(FaultKind.ILLEGAL, seat, str(exc), elapsed_s=elapsed_s,
-                                           bank_ms=bank_before, **evidence)
+                                           bank_ms=bank_before, raw=raw, request=request,
+                                           stderr_tail=stderr_tail)
 
     def fault(self, fault: Fault) -> list[Notice]:
         """Record a fault the conductor observed and apply the policy to it."""

@@ -120,7 +120,7 @@ def become_subreaper() -> bool:
     ``reap_strays`` ends them.
     """
     try:
-        return ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1) == 0
+        return bool(ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1) == 0)
     except (OSError, AttributeError):
         return False
 
@@ -234,7 +234,7 @@ def cluster_executor(address: str) -> cf.Executor:
     except ImportError:
         raise ConfigError("cluster mode needs Dask: pip install 'sixty-six-arena[cluster]'") from None
     client = Client(address, timeout="10s")
-    executor = client.get_executor()
+    executor: cf.Executor = client.get_executor()
     executor.close_client = client  # type: ignore[attr-defined]
     return executor
 
@@ -433,7 +433,7 @@ def run_tournament(
         seats = {p.index: [p.seats(0), p.seats(1)] for p in pairs}
         attempts: dict[int, int] = {}
         factory = executor_factory or (
-            (lambda: cluster_executor(config.cluster)) if config.cluster else (lambda: local_executor(config.concurrency))
+            (lambda: cluster_executor(cluster)) if (cluster := config.cluster) else (lambda: local_executor(config.concurrency))
         )
         bar = tqdm(total=2 * len(todo), unit="match", disable=(None if progress is None else not progress),
                    desc=config.name, dynamic_ncols=True)

@@ -14,7 +14,7 @@ def _print_leaderboard(out: Path, fmt: str = "table", crosstable: bool = False, 
     from results.store import DB_NAME, Store
 
     with Store(out / DB_NAME, readonly=True) as store:
-        board = build_leaderboard(store, rating=rating, **bt)
+        board = build_leaderboard(store, None, rating=rating, **bt)
     (out / "leaderboard.json").write_text(board.to_json() + "\n", encoding="utf-8")
     (out / "leaderboard.csv").write_text(board.to_csv(), encoding="utf-8")
     if fmt == "json":
