@@ -76,6 +76,7 @@ class _Conductor:
     def run(self) -> list[MatchOutcome]:
         for game in self.games:
             self._dispatch(game)
+        next_liveness = time.monotonic() + _LIVENESS_S
         while not all(game.done for game in self.games):
             events = self.poller.poll(math.ceil(self._next_wait() * 1000.0))
             now = time.monotonic()
@@ -89,9 +90,11 @@ class _Conductor:
                     if not session.alive:
                         break
                     self._on_message(session, raw, now)
-            self._expire(time.monotonic())
-            if not events:
+            now = time.monotonic()
+            self._expire(now)
+            if not events or now >= next_liveness:  # also while a busy link keeps the poll awake
                 self._check_liveness()
+                next_liveness = now + _LIVENESS_S
         return [game.referee.outcome() for game in self.games]
 
     # ------------------------------------------------------------------ owing

@@ -9,8 +9,9 @@ it is the bot's **link**: the one whose routing id is the one-time token and tha
 accepted ``hello``. Nothing another peer does can cost the bot anything:
 
 - frames from any other routing id are dropped and counted (``foreign_frames``);
-- a connection from outside the bot's sandbox is closed as soon as it is accepted, and so is
-  every connection accepted after the hello; once the hello is accepted the socket's path is
+- a connection from outside the bot's sandbox is closed as soon as it is accepted (where the
+  arena may look at the peer's process: always as root), and so is every connection accepted
+  after the hello; once the hello is accepted the socket's path is
   removed, so nobody can connect any more while the link stays up;
 - more than ``MAX_OWN_CONNECTIONS`` connections from the bot's own sandbox before its hello is
   a ``protocol`` fault of that bot (it floods its own link);
@@ -219,8 +220,10 @@ class BotSession:
         if conn is None:  # closed already (its descriptor now names something else)
             return
         with conn:
-            if self.link_fd is None and self.process is not None and self.process.owns(_peer_pid(conn)):
-                self.own_connections += 1
+            own = self.process.owns(_peer_pid(conn)) if self.process is not None else False
+            if self.link_fd is None and own is not False:
+                if own:  # unknown (no right to look): neither closed nor counted
+                    self.own_connections += 1
                 return
             self.foreign_connections += 1
             log.debug("link of %s: closed connection %d (%s)", self.name, fd,

@@ -344,19 +344,19 @@ class BotProcess:
                  if p.ppid in helpers and p.pid not in helpers and p.state not in ("Z", "X")]
         return min(mains) if mains else None
 
-    def owns(self, pid: int) -> bool:
+    def owns(self, pid: int) -> bool | None:
         """Whether host process ``pid`` runs inside this bot's sandbox (bubblewrap: its PID
-        namespace; fallback: the session the bot leads, which its children inherit)."""
-        if self.mode is SandboxMode.BWRAP:
-            if self._init_pid is None:
-                return False
-            try:
-                return os.stat(f"/proc/{pid}/ns/pid").st_ino == os.stat(f"/proc/{self._init_pid}/ns/pid").st_ino
-            except OSError:
-                return False
+        namespace; fallback: the session the bot leads, which its children inherit); None
+        when this process may not look (another user's namespaces, without root)."""
         try:
-            return os.getsid(pid) == self.pid
-        except OSError:
+            if self.mode is not SandboxMode.BWRAP:
+                return os.getsid(pid) == self.pid
+            if self._init_pid is None:
+                return None
+            return os.stat(f"/proc/{pid}/ns/pid").st_ino == os.stat(f"/proc/{self._init_pid}/ns/pid").st_ino
+        except PermissionError:
+            return None
+        except OSError:  # gone
             return False
 
     def rss_bytes(self) -> int | None:

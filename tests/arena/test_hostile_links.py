@@ -308,3 +308,21 @@ def test_a_tournament_with_link_attackers_equals_one_without(tmp_path: Path) -> 
         for sql in (MATCH_ROWS, HAND_ROWS):
             assert unplayed_by(charged, rows(attacked, sql), seats) == unplayed_by(charged, rows(baseline, sql), seats)
         assert unplayed_by(charged, rows(attacked, MATCH_ROWS), seats)  # random against echo at least
+
+
+# ----------------------------------------------------------------------- who owns a connection
+
+@pytest.mark.parametrize("mode", [pytest.param(SandboxMode.BWRAP, marks=pytest.mark.requires("bubblewrap")),
+                                  SandboxMode.FALLBACK])
+def test_a_sandbox_owns_its_bots_processes_and_no_other(mode: SandboxMode, make_pool: Callable[..., RecordingPool]) -> None:
+    pool = make_pool(mode)
+    mine = pool.acquire(load_manifest(ECHO))
+    other = pool.acquire(load_manifest(ECHO), exclude=(mine,))
+    assert mine.process is not None and other.process is not None
+    bot_pid = mine.process.main_pid()
+    assert bot_pid is not None and mine.process.owns(bot_pid) is True
+    assert mine.process.owns(os.getpid()) is False
+    assert mine.process.owns(other.process.main_pid() or -1) is False
+    assert mine.own_connections == 1 and mine.foreign_connections == 0 and mine.link_fd is not None
+    for session in (mine, other):
+        pool.release(session, faulted=False)
