@@ -71,13 +71,13 @@ def win_matrix(games: Sequence[PairGames], n: int) -> Floats:
     return wins
 
 
-def fit_strengths(wins: Floats) -> Floats:
+def fit_strengths(wins: Floats, start: Floats | None = None) -> Floats:
     """MAP log-strengths (natural log, virtual opponent at 0) for one ``(n, n)`` or many
-    ``(B, n, n)`` win matrices."""
+    ``(B, n, n)`` win matrices; Newton's method from ``start`` (default 0: the MAP is unique)."""
     batch = wins if wins.ndim == 3 else wins[np.newaxis]
     games = batch + np.swapaxes(batch, 1, 2)
     won = batch.sum(axis=2)
-    strength = np.zeros(batch.shape[:2])
+    strength = np.zeros(batch.shape[:2]) if start is None else np.broadcast_to(start, batch.shape[:2]).copy()
     eye = np.eye(batch.shape[1])
     for _ in range(_MAX_NEWTON_STEPS):
         p = 1.0 / (1.0 + np.exp(strength[:, np.newaxis, :] - strength[:, :, np.newaxis]))  # P(i beats j)
@@ -107,14 +107,14 @@ def bootstrap_wins(games: Sequence[PairGames], n: int, replicates: int, seed: in
         low, high = sorted((pair.a, pair.b))
         wins = (pair.a_wins, pair.b_wins) if pair.a == low else (pair.b_wins, pair.a_wins)
         by_pairing[(low, high)][wins] += 1
-    out = np.zeros((replicates, n, n))
+    flat = np.zeros((n * n, replicates))  # one contiguous row per (winner, loser) cell
     for (low, high), kinds in sorted(by_pairing.items()):
         outcomes = sorted(kinds)
         counts = np.array([kinds[o] for o in outcomes], dtype=float)
         draws = rng.multinomial(int(counts.sum()), counts / counts.sum(), size=replicates)
-        out[:, low, high] = draws @ np.array([o[0] for o in outcomes], dtype=float)
-        out[:, high, low] = draws @ np.array([o[1] for o in outcomes], dtype=float)
-    return out
+        flat[low * n + high] = draws @ np.array([o[0] for o in outcomes], dtype=float)
+        flat[high * n + low] = draws @ np.array([o[1] for o in outcomes], dtype=float)
+    return np.ascontiguousarray(flat.T).reshape(replicates, n, n)
 
 
 def bradley_terry(games: Sequence[PairGames], n: int, *, replicates: int = DEFAULT_REPLICATES,
@@ -122,8 +122,9 @@ def bradley_terry(games: Sequence[PairGames], n: int, *, replicates: int = DEFAU
     """The fit of ``n`` entrants on ``games`` with its bootstrap (see the module docstring)."""
     if replicates < 1:
         raise ValueError(f"the bootstrap needs at least 1 replicate, got {replicates}")
-    elo = to_elo(fit_strengths(win_matrix(games, n)))
-    samples = to_elo(fit_strengths(bootstrap_wins(games, n, replicates, seed)))  # (B, n)
+    strength = fit_strengths(win_matrix(games, n))
+    elo = to_elo(strength)
+    samples = to_elo(fit_strengths(bootstrap_wins(games, n, replicates, seed), start=strength))  # (B, n)
     ranks = 1 + (samples[:, np.newaxis, :] > samples[:, :, np.newaxis]).sum(axis=2)  # (B, n): 1 = best
     elo_lo, elo_hi = np.percentile(samples, [2.5, 97.5], axis=0)
     rank_lo = np.percentile(ranks, 2.5, axis=0, method="lower")
