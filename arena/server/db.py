@@ -25,7 +25,6 @@ from arena.server.config import Quotas, ServerConfig, ServerError
 APPLICATION_ID = 0x36365356  # "66SV"
 DB_NAME = "server.sqlite"
 ORGANISER, PARTICIPANT = "organiser", "participant"
-STATUSES = ("queued", "validating", "accepted", "rejected")
 
 MIGRATIONS: tuple[str, ...] = (
     """
@@ -264,11 +263,6 @@ class ServerDB:
         if data is None:
             raise ServerError(f"{self.folder}: the server was never initialised; run: arena server init {self.folder}")
         return ServerConfig.from_dict(data)
-
-    def log_event(self, actor: str, what: str) -> None:
-        """Append to the organiser's event log."""
-        with self.transaction() as db:
-            db.execute("INSERT INTO events (at, actor, what) VALUES (?, ?, ?)", (stamp(), actor, what))
 
     def events(self, limit: int = 100) -> list[sqlite3.Row]:
         """The newest events first."""

@@ -127,7 +127,6 @@ class Ladder(threading.Thread):
         self.factory = executor_factory or (lambda: local_pool(workers))
         self.wake = threading.Event()
         self.stopping = threading.Event()
-        self.pairs_played = 0
 
     def stop(self) -> None:
         """End the loop; pairs in flight are discarded (a restart plays them again)."""
@@ -278,7 +277,6 @@ class _Loop:
             return True
         self.store.record_pair(self.tid, task.pair_index, result["outcomes"], [(a, b), (b, a)], [],
                                attempts=self.attempts[task.pair_index])
-        self.ladder.pairs_played += 1
         self._rate()
         return True
 

@@ -24,7 +24,7 @@ from results.store import DB_NAME, Store
 
 from tests.chromium import chromium, screenshot
 
-from .conftest import XSS_LABEL, LiveRun
+from .conftest import ROOT, XSS_LABEL, LiveRun
 
 pytestmark = [
     pytest.mark.e2e,
