@@ -261,7 +261,7 @@ MATCH_ROWS = ("SELECT pair_index, half, seat0, seat1, winner_seat, score0, score
               "FROM matches ORDER BY pair_index, half")
 HAND_ROWS = ("SELECT m.pair_index, m.half, h.hand_index, h.record_json FROM hands h "
              "JOIN matches m ON m.id = h.match_row ORDER BY m.pair_index, m.half, h.hand_index")
-CUP = [RANDOM, ECHO, HOSTILE / "linkpeek", HOSTILE / "strayframes", HOSTILE / "fdflood", HOSTILE / "replayflood"]
+CUP = [RANDOM, ECHO, *(HOSTILE / name for name in ("linkpeek", "strayframes", "monitorflood", "fdflood", "replayflood"))]
 
 
 def run_cup(tmp_path: Path, name: str, bots: list[Path], concurrency: int, clock: TimeControl = TIME) -> Path:
