@@ -69,7 +69,6 @@ class SessionPool:
         self.ctx: zmq.Context[Any] = zmq.Context()
         self.socket_dir = Path(tempfile.mkdtemp(prefix="arena-", dir="/tmp"))
         self.idle: list[BotSession] = []
-        self.busy: list[BotSession] = []
         self._started = 0
 
     def __enter__(self) -> SessionPool:

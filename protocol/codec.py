@@ -21,6 +21,7 @@ from .messages import (
     MAX_MESSAGE_BYTES,
     PROTOCOL_MAJOR,
     PROTOCOL_VERSION,
+    MATCH_KEYS,
     VIEW_KEYS,
     ArenaMessage,
     BotMessage,
@@ -160,6 +161,10 @@ def _check_view(view: Mapping[str, Any]) -> None:
     if view.keys() != VIEW_KEYS:
         extra, missing = sorted(view.keys() - VIEW_KEYS), sorted(VIEW_KEYS - view.keys())
         raise ValueError(f"a view must have exactly the contract's keys; extra {extra}, missing {missing}")
+    match = view["match"]
+    if not isinstance(match, Mapping) or match.keys() != MATCH_KEYS:
+        keys = sorted(match.keys()) if isinstance(match, Mapping) else type(match).__name__
+        raise ValueError(f"a view's 'match' must have exactly the keys {sorted(MATCH_KEYS)}, not {keys}")
 
 
 def make_request(

@@ -43,6 +43,7 @@ VIEW_KEYS = frozenset(
         "legal_actions", "result", "match",
     )
 )
+# The "match" part of a view (Match.view): exactly these keys.
 MATCH_KEYS = frozenset(("hand_index", "dealer", "score", "carry", "target"))
 FAULT_KINDS = ("crash", "timeout", "malformed", "illegal", "disconnect", "protocol", "harness")
 
@@ -113,11 +114,17 @@ def get_dict(msg: Mapping[str, Any], key: str, nullable: bool = False) -> dict[s
 
 
 def get_view(msg: Mapping[str, Any]) -> dict[str, Any]:
-    """``msg["view"]``: an object with at least the view keys (protocol/PROTOCOL.md section 6)."""
+    """``msg["view"]``: an object with at least the view keys, its ``match`` an object with at
+    least the match keys (protocol/PROTOCOL.md section 6)."""
     view = get_dict(msg, "view")
     assert view is not None
     if not VIEW_KEYS <= view.keys():
         raise _bad(msg, f"'view' lacks {sorted(VIEW_KEYS - view.keys())}")
+    match = view["match"]
+    if type(match) is not dict:
+        raise _bad(msg, "'view.match' must be an object")
+    if not MATCH_KEYS <= match.keys():
+        raise _bad(msg, f"'view.match' lacks {sorted(MATCH_KEYS - match.keys())}")
     return view
 
 

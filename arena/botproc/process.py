@@ -107,11 +107,6 @@ class BotProcess:
         return self._popen.pid
 
     @property
-    def raw_returncode(self) -> int | None:
-        """The exit status as ``subprocess`` saw it (bwrap encodes a signal as 128 + n)."""
-        return self._popen.returncode
-
-    @property
     def returncode(self) -> int | None:
         """None while running; the exit code; or ``-N`` when the bot died from signal N.
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any, ClassVar
+from typing import Any
 
 _POINTS_2OR3_AT_CLOSE = ("2or3_at_close", "flat2", "flat3")
 
@@ -112,8 +112,6 @@ class Rules:
     last_trick_bonus: int
     tie_rule: str
     schneider_counts_marriages: bool
-
-    PROFILES: ClassVar[tuple[str, ...]] = tuple(PROFILES)
 
     def __init__(self, **options: Any) -> None:
         unknown = sorted(set(options) - set(_OPTIONS))

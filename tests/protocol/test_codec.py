@@ -217,6 +217,8 @@ def test_bad_arena_messages() -> None:
     broken_view = {**good, "view": {k: v for k, v in view.items() if k != "totals"}}
     cases = [
         (broken_view, "malformed"),
+        ({**good, "view": {**view, "match": None}}, "malformed"),
+        ({**good, "view": {**view, "match": {k: v for k, v in view["match"].items() if k != "carry"}}}, "malformed"),
         ({**good, "view": []}, "malformed"),
         ({**good, "legal_actions": ["dance"]}, "malformed"),
         ({**good, "seat": 2}, "malformed"),
@@ -240,6 +242,11 @@ def test_builders_refuse_what_the_contract_forbids() -> None:
         make_request(1, "g", 0, {**view, "deck": ["AH"]}, view["legal_actions"], 1, 1)
     with pytest.raises(ValueError, match="missing \\['match'\\]"):
         make_request(1, "g", 0, {k: v for k, v in view.items() if k != "match"}, view["legal_actions"], 1, 1)
+    leaky_match = {**view["match"], "seed": 42}
+    with pytest.raises(ValueError, match="'match' must have exactly the keys"):
+        make_request(1, "g", 0, {**view, "match": leaky_match}, view["legal_actions"], 1, 1)
+    with pytest.raises(ValueError, match="'match' must have exactly the keys"):
+        make_request(1, "g", 0, {**view, "match": None}, view["legal_actions"], 1, 1)
     with pytest.raises(ValueError, match="finished hand"):
         make_hand_over("g", 0, view, (0, 0), 0)
     with pytest.raises(ValueError, match="reject reason"):
