@@ -417,6 +417,9 @@ def run_tournament(
     start = time.monotonic()
     store, tid, pairs, labels = open_tournament(config)
     with store:
+        deals = store.deals(tid)
+        log.info("%s: %s deals; %s", config.name, deals.mode,
+                 "predictable from the seed" if deals.commitment is None else f"sha256(key) = {deals.commitment}")
         done = store.finished_pairs(tid)
         report = RunReport(config.output, len(pairs), len(done))
         env = RatingEnv()

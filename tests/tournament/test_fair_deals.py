@@ -66,6 +66,7 @@ def test_commit_resume_reveal_verify_on_a_real_tournament(tmp_path: Path) -> Non
     assert "deals: secret" in arena("leaderboard", str(out)).stdout
     assert arena("report", str(out)).returncode == 0
     assert commitment in (out / "report" / "index.html").read_text()
+    assert f"sha256(key) = {commitment}" in (out / "arena.log").read_text()  # logged when the run starts
 
     revealed = arena("reveal", str(out))
     assert revealed.returncode == 0, revealed.stderr
