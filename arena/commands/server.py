@@ -65,6 +65,20 @@ def cmd_add_user(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_reset_token(args: argparse.Namespace) -> int:
+    """Replace an account's token; the new one is the last line."""
+    from arena.server.db import ServerDB
+
+    db = ServerDB(Path(args.dir))
+    try:
+        token = db.reset_token(args.name)
+    finally:
+        db.close()
+    print(f"{args.name!r} has a new token (the old one and its web sessions no longer work):")
+    print(token)
+    return 0
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     """Serve the competition until interrupted."""
     from arena.server.run import serve
@@ -114,6 +128,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     add.add_argument("name", metavar="NAME", help="account name (letters, digits, _ and -)")
     _quota_options(add)
     add.set_defaults(func=cmd_add_user)
+
+    reset = commands.add_parser("reset-token", help="replace an account's lost or leaked token; prints it last")
+    reset.add_argument("dir", metavar="DIR", help="the data folder")
+    reset.add_argument("name", metavar="NAME", help="the account")
+    reset.set_defaults(func=cmd_reset_token)
 
     run = commands.add_parser("run", help="serve the competition (127.0.0.1 unless --host)")
     run.add_argument("dir", metavar="DIR", help="the data folder")

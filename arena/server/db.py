@@ -295,13 +295,20 @@ class ServerDB:
         return None if row is None else _user(row)
 
     def user_by_token(self, token: str) -> User | None:
-        """The account a bearer token belongs to, None for a wrong one."""
+        """The account a bearer token belongs to, None for a wrong one.
+
+        A verified token is remembered (by a hash of it) with its id, so later requests skip
+        scrypt; the id is checked against the account's current one on every request, so a
+        reset token stops working at once, in every server process.
+        """
         key = tokens.fingerprint(token)
+        tid = tokens.token_id(token)
         with self._verified_lock:
             cached = self._verified.get(key)
         if cached is not None:
-            return self.user(cached)
-        tid = tokens.token_id(token)
+            row = self.db.execute("SELECT * FROM users WHERE id = ?", (cached,)).fetchone()
+            if row is not None and row["token_id"] == tid:
+                return _user(row)
         row = self.db.execute("SELECT * FROM users WHERE token_id = ?", (tid,)).fetchone() if tid else None
         stored = tokens.HashedToken(row["token_id"], row["token_salt"], row["token_hash"]) if row else None
         if not tokens.matches(token, stored) or row is None:
@@ -309,6 +316,20 @@ class ServerDB:
         with self._verified_lock:
             self._verified[key] = row["id"]
         return _user(row)
+
+    def reset_token(self, name: str) -> str:
+        """Give account ``name`` a new token (returned; the old one and its web sessions end)."""
+        token, hashed = tokens.new_token()
+        with self.transaction() as db:
+            row = db.execute("SELECT id FROM users WHERE name = ?", (name,)).fetchone()
+            if row is None:
+                raise ServerError(f"no account named {name!r}")
+            db.execute("UPDATE users SET token_id = ?, token_salt = ?, token_hash = ? WHERE id = ?",
+                       (hashed.token_id, hashed.salt, hashed.digest, row["id"]))
+            db.execute("DELETE FROM sessions WHERE user_id = ?", (row["id"],))
+            db.execute("INSERT INTO events (at, actor, what) VALUES (?, ?, ?)",
+                       (stamp(), "arena server reset-token", f"new token for {name}"))
+        return token
 
     # ------------------------------------------------------------------ web sessions
 

@@ -9,7 +9,7 @@ import pytest
 
 from arena.server import tokens
 
-from .conftest import Server, arena, init_server
+from .conftest import Server, arena, init_server, last_line
 
 pytestmark = pytest.mark.integration
 
@@ -44,6 +44,7 @@ def folder_with_alice(tmp_path_factory: pytest.TempPathFactory) -> Server:
     (["add-user", "{dir}/nowhere", "bob"], "not a server data folder"),
     (["add-user", "{dir}", "bob", "--max-files", "0"], "--files must be positive"),
     (["run", "{dir}/nowhere"], "not a server data folder"),
+    (["reset-token", "{dir}", "nobody"], "no account named 'nobody'"),
     (["run", "{dir}", "--workers", "0"], "--workers must be at least 1"),
 ])
 def test_bad_set_up_commands_say_why_in_one_line(folder_with_alice: Server, args: list[str], message: str) -> None:
@@ -90,6 +91,11 @@ def test_tokens_sessions_and_limits_on_a_running_server(make_server: Callable[..
         assert "too many requests" in limited.json()["error"]
         with server.client("organiser") as organiser:
             assert organiser.get("/api/me").json()["role"] == "organiser"
+        # A reset token: the old one and its sessions stop working at once in the running server.
+        fresh = last_line(arena("server", "reset-token", str(server.folder), "alice").stdout)
+        assert alice.get("/api/me").status_code == 401
+        alice.headers["Authorization"] = f"Bearer {fresh}"
+        assert alice.get("/api/me").json()["name"] == "alice"
         # Web logins have their own, tighter limit per address (10 a minute): guessing is slow.
         logins = [anonymous.post("/login", data={"token": wrong}).status_code for _ in range(11)]
         assert logins.count(401) <= 10 and logins[-1] == 429
