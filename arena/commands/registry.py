@@ -13,7 +13,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
     with ``--server`` upload it to a competition server."""
     if args.server:
         return _submit_remote(args)
-    from arena.registry import ValidationFailed, submit
+    from arena.submission import ValidationFailed, submit
 
     try:
         done = submit(args.bot_dir, args.registry, settings=settings_from(args))  # type: ignore[arg-type]

@@ -13,9 +13,8 @@ import pytest
 from arena.botproc import ManifestError, fingerprint
 from arena.cli import main
 from arena.clock import TimeControl
-from arena.registry import (
-    ENTRY_FILE, RegistryError, ValidationFailed, default_registry, entries, is_validated, resolve, submit,
-)
+from arena.registry import ENTRY_FILE, RegistryError, default_registry, entries, is_validated, resolve
+from arena.submission import ValidationFailed, submit
 from arena.validation import Settings
 
 pytestmark = pytest.mark.integration
