@@ -32,11 +32,15 @@ GAME_POINTS_RANGE = (0, 3)
 class Hand:
     """One hand of Sixty-Six, from the deal to the result (docs/architecture.md#engine-api)."""
 
-    __slots__ = ("rules", "deck", "dealer", "_core", "_actions", "_result")
+    __slots__ = ("rules", "deck", "dealer", "to_move", "is_over", "_core", "_actions", "_result")
 
     rules: Rules
     deck: tuple[str, ...]
     dealer: int
+    to_move: int | None
+    """The seat that must act (it always has >= 2 legal actions), or None when over."""
+    is_over: bool
+    """Whether the hand has ended."""
     _core: Core
     _actions: list[str]
     _result: HandResult | None
@@ -100,6 +104,7 @@ class Hand:
         hand._core = core
         hand._actions = []
         hand._result = None
+        hand._sync()
         return hand
 
     def copy(self) -> Hand:
@@ -111,6 +116,8 @@ class Hand:
         new._core = self._core.copy()
         new._actions = self._actions[:]
         new._result = self._result
+        new.to_move = self.to_move
+        new.is_over = self.is_over
         return new
 
     # ----------------------------------------------------------------- queries
@@ -121,16 +128,6 @@ class Hand:
         organiser's; never sent to a bot). Read it; change it only through ``apply``."""
         return self._core
 
-    @property
-    def to_move(self) -> int | None:
-        """The seat that must act (it always has >= 2 legal actions), or None when over."""
-        core = self._core
-        return None if core.result is not None else core.to_move
-
-    @property
-    def is_over(self) -> bool:
-        """Whether the hand has ended."""
-        return self._core.result is not None
 
     @property
     def result(self) -> HandResult | None:
@@ -184,6 +181,16 @@ class Hand:
             raise self._illegal(action)
         self._actions.append(action)
         core.apply(a)
+        if core.result is None:
+            self.to_move = core.to_move
+        else:
+            self._sync()
+
+    def _sync(self) -> None:
+        """``to_move`` and ``is_over`` from the core."""
+        core = self._core
+        self.is_over = core.result is not None
+        self.to_move = None if self.is_over else core.to_move
 
     def _illegal(self, action: object) -> IllegalAction:
         """The error for an action that is not in the legal list, saying why."""
