@@ -18,16 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from arena.botproc import bwrap_status, cgroups, procfs
+from arena.botproc import cgroups, procfs
 from arena.botproc.cgroups import RUNS_FOLDER, hierarchy
 
 ROOT = Path(__file__).resolve().parents[2]
 ARENA = [sys.executable, "-m", "arena.cli"]
-pytestmark = [
-    pytest.mark.integration,
-    pytest.mark.skipif(hierarchy() is None, reason="needs root and writable cgroups (see docs/fairness.md)"),
-    pytest.mark.skipif(bwrap_status()[0] is None, reason="apt-get install bubblewrap"),
-]
+pytestmark = [pytest.mark.integration, pytest.mark.requires("cgroups", "bubblewrap")]
 KILLS = 20
 
 
