@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 
 import zmq
 
-from arena.faults import Fault, FaultKind, truncate
-from arena.referee import MatchOutcome, Notice, Referee
+from arena.faults import Fault, FaultKind
+from arena.referee import MatchOutcome, Notice, Refereeing
 from arena.session import RECEIVE_BATCH, BotSession
 from protocol import ProtocolError, make_hand_over, make_match_over, make_request, parse_reply
 
@@ -44,14 +44,14 @@ class _Pending:
 
 @dataclass(slots=True)
 class _Game:
-    referee: Referee
+    referee: Refereeing
     sessions: tuple[BotSession, BotSession]
     waiting: bool = False
     done: bool = False
     notices: list[Notice] = field(default_factory=list)
 
 
-def play_matches(games: list[tuple[Referee, tuple[BotSession, BotSession]]]) -> list[MatchOutcome]:
+def play_matches(games: list[tuple[Refereeing, tuple[BotSession, BotSession]]]) -> list[MatchOutcome]:
     """Play every match to its end; outcomes in the order given."""
     return _Conductor([_Game(ref, sessions) for ref, sessions in games]).run()
 
@@ -215,15 +215,10 @@ class _Conductor:
                 pending: _Pending | None = None, now: float = 0.0) -> Fault:
         """The session's death as a fault of ``seat`` in ``game`` (with the request it owed)."""
         base = death or session.death or Fault(FaultKind.CRASH, None, session.name, "bot process is gone")
-        clock = game.referee.clock
-        return Fault(
-            kind=base.kind, seat=seat, bot=session.name, detail=base.detail, match_id=game.referee.match_id,
-            hand_index=game.referee.match.hand_index, reply=base.reply, dropped_replies=session.dropped_replies,
+        return game.referee.fault_record(
+            base.kind, seat, base.detail, request=pending.request if pending else None, reply=base.reply,
+            elapsed_s=now - pending.sent_at if pending else None, dropped_replies=session.dropped_replies,
             exit=base.exit, stderr_tail=base.stderr_tail,
-            request=truncate(pending.request) if pending else None,
-            elapsed_ms=round((now - pending.sent_at) * 1000.0, 3) if pending else None,
-            time_limit_ms=clock.control.time_limit_ms if pending else None,
-            bank_ms=clock.bank_left_ms(seat) if pending else None,
         )
 
     # ------------------------------------------------------------------ clocks
@@ -250,13 +245,9 @@ class _Conductor:
         session.end_request()
         game = pending.game
         game.waiting = False
-        fault = Fault(
-            kind=kind, seat=pending.seat, bot=session.name, detail=detail, match_id=game.referee.match_id,
-            hand_index=game.referee.match.hand_index, request=truncate(pending.request),
-            reply=truncate(raw), elapsed_ms=round((now - pending.sent_at) * 1000.0, 3),
-            time_limit_ms=game.referee.clock.control.time_limit_ms,
-            bank_ms=game.referee.clock.bank_left_ms(pending.seat), dropped_replies=session.dropped_replies,
-            stderr_tail=session.stderr_tail(),
+        fault = game.referee.fault_record(
+            kind, pending.seat, detail, request=pending.request, reply=raw, elapsed_s=now - pending.sent_at,
+            dropped_replies=session.dropped_replies, stderr_tail=session.stderr_tail(),
         )
         self._deliver_notices(game, game.referee.fault(fault))
         self._dispatch(game)

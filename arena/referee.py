@@ -4,13 +4,18 @@ A ``Referee`` is a small state machine that a conductor drives: ``decision()`` n
 request to send, ``answer()`` takes the bot's action with its measured time, ``fault()`` takes
 a fault the conductor observed (timeout, crash, malformed bytes...). Both return the
 notifications to deliver. The referee knows nothing about processes or sockets.
+
+``Refereeing`` is that interface as the conductor sees it; the validation suite's
+``ProbeReferee`` implements it too. ``fault_record`` is how the conductor turns what it saw
+into a ``Fault``: the referee fills in the match's hand index and clock, through
+``build_fault``, the one place a fault record is assembled.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from arena.clock import MatchClock, TimeControl
 from arena.engine import Hand, HandResult, IllegalAction, Match, Rules
@@ -85,6 +90,63 @@ class MatchOutcome:
         }
 
 
+def build_fault(kind: FaultKind, seat: int, detail: str, *, bot: str, match_id: str, hand_index: int,
+                clock: MatchClock, request: str | bytes | None, reply: str | bytes | None,
+                elapsed_s: float | None, bank_ms: int | None = None, dropped_replies: int = 0,
+                exit: str | None = None, stderr_tail: str | None = None) -> Fault:
+    """A fault of ``seat`` with its evidence; the one place a ``Fault`` record is assembled.
+
+    ``request`` and ``reply`` are the bytes on the wire (cut to ``MAX_RAW_CHARS`` here) or text
+    already cut. The clock fields are set only for a timed request (``elapsed_s`` given):
+    the limit, and ``bank_ms``, by default the seat's bank left now (unchanged while a request
+    is outstanding: only an answer charges the clock).
+    """
+    timed = elapsed_s is not None
+    return Fault(
+        kind=kind, seat=seat, bot=bot, detail=detail, match_id=match_id, hand_index=hand_index,
+        request=truncate(request) if isinstance(request, bytes) else request,
+        reply=truncate(reply) if isinstance(reply, bytes) else reply,
+        elapsed_ms=round(elapsed_s * 1000.0, 3) if elapsed_s is not None else None,
+        time_limit_ms=clock.control.time_limit_ms if timed else None,
+        bank_ms=(clock.bank_left_ms(seat) if bank_ms is None else bank_ms) if timed else None,
+        dropped_replies=dropped_replies, exit=exit, stderr_tail=stderr_tail,
+    )
+
+
+class Refereeing(Protocol):
+    """What the conductor needs of a referee: the requests to send, and the answers, faults
+    and outcome of one game. Implemented by ``Referee`` and the validation suite's
+    ``ProbeReferee``; the conductor reaches nothing else of them."""
+
+    @property
+    def match_id(self) -> str:
+        """The game's id on the wire (``game_id``)."""
+        ...
+
+    def decision(self) -> Decision | None:
+        """The request to send next, or None once the game is finished."""
+        ...
+
+    def answer(self, action: str, elapsed_s: float, raw: bytes | None = None, *, request: bytes | None = None,
+               stderr_tail: Callable[[], str | None] | None = None, cpu_s: float | None = None) -> list[Notice]:
+        """The seat asked by the last decision answered ``action`` after ``elapsed_s`` seconds."""
+        ...
+
+    def fault(self, fault: Fault) -> list[Notice]:
+        """Record a fault the conductor observed and apply the policy to it."""
+        ...
+
+    def fault_record(self, kind: FaultKind, seat: int, detail: str, *, request: str | bytes | None,
+                     reply: str | bytes | None, elapsed_s: float | None, dropped_replies: int = 0,
+                     exit: str | None = None, stderr_tail: str | None = None) -> Fault:
+        """A fault of ``seat`` in this game, with the hand index and clock fields filled in."""
+        ...
+
+    def outcome(self) -> MatchOutcome:
+        """The game's result (call once finished)."""
+        ...
+
+
 class Referee:
     """Referees one seeded match between seat 0 (``names[0]``) and seat 1."""
 
@@ -149,15 +211,17 @@ class Referee:
         assert seat is not None
         bank_before = self.clock.bank_left_ms(seat)
         if not self.clock.charge(seat, elapsed_s):
-            return self._fault_for_pending(FaultKind.TIMEOUT, seat, "answered after the limit plus the bank",
-                                           elapsed_s=elapsed_s, bank_ms=bank_before,
-                                           raw=raw, request=request, stderr_tail=stderr_tail)
-        try:
-            return self._apply(action, seat, elapsed_s, cpu_s)
-        except IllegalAction as exc:
-            return self._fault_for_pending(FaultKind.ILLEGAL, seat, str(exc), elapsed_s=elapsed_s,
-                                           bank_ms=bank_before, raw=raw, request=request,
-                                           stderr_tail=stderr_tail)
+            kind, detail = FaultKind.TIMEOUT, "answered after the limit plus the bank"
+        else:
+            try:
+                return self._apply(action, seat, elapsed_s, cpu_s)
+            except IllegalAction as exc:
+                kind, detail = FaultKind.ILLEGAL, str(exc)
+        return self.fault(build_fault(
+            kind, seat, detail, bot=self.names[seat], match_id=self.match_id, hand_index=self.match.hand_index,
+            clock=self.clock, request=request or truncate(repr(self.match.hand.legal_actions())), reply=raw,
+            elapsed_s=elapsed_s, bank_ms=bank_before, stderr_tail=stderr_tail() if stderr_tail else None,
+        ))
 
     def fault(self, fault: Fault) -> list[Notice]:
         """Record a fault the conductor observed and apply the policy to it."""
@@ -176,17 +240,14 @@ class Referee:
         self._forfeit_by = seat
         return self._match_over_notices(fault)
 
-    def _fault_for_pending(self, kind: FaultKind, seat: int, detail: str, *, raw: bytes | None,
-                           request: bytes | None, stderr_tail: Callable[[], str | None] | None,
-                           elapsed_s: float | None, bank_ms: int) -> list[Notice]:
-        return self.fault(Fault(
-            kind=kind, seat=seat, bot=self.names[seat], detail=detail, match_id=self.match_id,
-            hand_index=self.match.hand_index,
-            request=truncate(request) if request else truncate(repr(self.match.hand.legal_actions())),
-            reply=truncate(raw), elapsed_ms=None if elapsed_s is None else round(elapsed_s * 1000, 3),
-            time_limit_ms=self.clock.control.time_limit_ms, bank_ms=bank_ms,
-            stderr_tail=stderr_tail() if stderr_tail else None,
-        ))
+    def fault_record(self, kind: FaultKind, seat: int, detail: str, *, request: str | bytes | None,
+                     reply: str | bytes | None, elapsed_s: float | None, dropped_replies: int = 0,
+                     exit: str | None = None, stderr_tail: str | None = None) -> Fault:
+        """A fault of ``seat`` now, in the current hand (see ``build_fault``)."""
+        return build_fault(kind, seat, detail, bot=self.names[seat], match_id=self.match_id,
+                           hand_index=self.match.hand_index, clock=self.clock, request=request, reply=reply,
+                           elapsed_s=elapsed_s, dropped_replies=dropped_replies, exit=exit,
+                           stderr_tail=stderr_tail)
 
     def _apply(self, action: str, seat: int, elapsed_s: float | None, cpu_s: float | None = None) -> list[Notice]:
         match = self.match

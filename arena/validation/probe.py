@@ -1,6 +1,7 @@
 """Probe games: a bot asked about explicit positions, driven by the arena's own conductor.
 
-A ``ProbeReferee`` is a ``Referee`` whose game is one hand starting at a ``Position``: the bot
+A ``ProbeReferee`` implements the conductor's ``Refereeing`` interface for a game that is one
+hand starting at a ``Position`` (it plays no ``Match``, so it is no ``Referee``): the bot
 under test plays the seat to move there, and an in-process seeded random policy plays the
 other seat without being asked. The conductor (``arena.conductor.play_matches``) sends the
 requests, enforces the deadlines, drops stray ``seq``s and turns crashes, resets and bad
@@ -14,16 +15,17 @@ can show what was sent and what came back, stray replies included.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
-from arena.clock import TimeControl
+from arena.clock import MatchClock, TimeControl
 from arena.conductor import play_matches
 from arena.engine import Hand, Rules
-from arena.faults import Fault, FaultKind, FaultPolicy, truncate
-from arena.referee import Decision, Notice, Referee
+from arena.faults import Fault, FaultKind
+from arena.referee import Decision, MatchOutcome, Notice, build_fault
 from arena.session import RECEIVE_BATCH, BotSession
 from arena.validation.positions import Position
 
@@ -88,18 +90,22 @@ class Answer:
     legal: bool
 
 
-class ProbeReferee(Referee):
+class ProbeReferee:
     """Referees one probe game: ``position``'s hand, the bot on the seat to move there.
 
     With ``playout`` the hand is played to its end (the bot answers every decision of its
     seat); without it the game ends after the bot's first answer. An illegal answer or any
-    fault ends the game; ``problem`` then holds the fault.
+    fault ends the game; ``problem`` then holds the fault. Implements ``Refereeing``.
     """
 
     def __init__(self, game_id: str, position: Position, *, bot_name: str, time_control: TimeControl,
                  rules: Rules | None = None, playout: bool = True) -> None:
         rules = rules or Rules()
-        super().__init__(game_id, game_id, rules, (bot_name, bot_name), time_control, FaultPolicy.STRICT)
+        self.match_id = game_id
+        self.rules = rules
+        self.bot_name = bot_name
+        self.clock = MatchClock(time_control)
+        self.faults: list[Fault] = []
         self.position = position
         self.hand: Hand = position.hand(rules)
         self.bot_seat = self.hand.to_move if self.hand.to_move is not None else 0
@@ -109,7 +115,7 @@ class ProbeReferee(Referee):
         self.problem: Fault | None = None
         self.done = False
 
-    # ------------------------------------------------------------------ Referee interface
+    # ------------------------------------------------------------------ Refereeing
 
     def decision(self) -> Decision | None:
         """The bot's pending decision, or None once the game is over."""
@@ -123,9 +129,9 @@ class ProbeReferee(Referee):
         )
 
     def answer(self, action: str, elapsed_s: float, raw: bytes | None = None, *, request: bytes | None = None,
-               **evidence: Any) -> list[Notice]:
+               stderr_tail: Callable[[], str | None] | None = None, cpu_s: float | None = None) -> list[Notice]:
         """Check and apply the bot's answer, then play the opponent until the bot is asked again.
-        (Further keyword evidence the conductor passes is accepted and not needed here.)"""
+        (The stderr tail and CPU time are not needed here.)"""
         if self.done:
             raise RuntimeError(f"probe game {self.match_id} is over; no answer is expected")
         legal = self.hand.legal_actions()
@@ -133,12 +139,14 @@ class ProbeReferee(Referee):
         in_time = self.clock.charge(self.bot_seat, elapsed_s)
         ok = action in legal
         self.answers.append(Answer(legal, action, round(elapsed_s * 1000.0, 3), ok))
-        if not in_time:
-            return self._end_with(FaultKind.TIMEOUT, "answered after the limit plus the bank", raw,
-                                  elapsed_s, bank_before, request)
-        if not ok:
-            return self._end_with(FaultKind.ILLEGAL, f"{action!r} is not legal here; legal: {legal}", raw,
-                                  elapsed_s, bank_before, request)
+        if not in_time or not ok:
+            kind, detail = ((FaultKind.TIMEOUT, "answered after the limit plus the bank") if not in_time
+                            else (FaultKind.ILLEGAL, f"{action!r} is not legal here; legal: {legal}"))
+            fault = build_fault(kind, self.bot_seat, detail, bot=self.bot_name, match_id=self.match_id, hand_index=0,
+                                clock=self.clock, request=request, reply=raw, elapsed_s=elapsed_s, bank_ms=bank_before)
+            self.faults.append(fault)
+            self.problem = fault
+            return self._end_game(fault)
         self.hand.apply(action)
         if not self.playout and not self.hand.is_over:
             return self._end_game()
@@ -151,6 +159,23 @@ class ProbeReferee(Referee):
             return []
         self.problem = self.problem or fault
         return self._end_game(fault)
+
+    def fault_record(self, kind: FaultKind, seat: int, detail: str, *, request: str | bytes | None,
+                     reply: str | bytes | None, elapsed_s: float | None, dropped_replies: int = 0,
+                     exit: str | None = None, stderr_tail: str | None = None) -> Fault:
+        """A fault of the bot in this probe game (its one hand has index 0)."""
+        return build_fault(kind, seat, detail, bot=self.bot_name, match_id=self.match_id, hand_index=0,
+                           clock=self.clock, request=request, reply=reply, elapsed_s=elapsed_s,
+                           dropped_replies=dropped_replies, exit=exit, stderr_tail=stderr_tail)
+
+    def outcome(self) -> MatchOutcome:
+        """The probe game as a void match: nobody wins a probe; ``forfeit`` if the bot faulted."""
+        result = self.hand.result
+        return MatchOutcome(
+            match_id=self.match_id, seed=self.match_id, names=(self.bot_name, self.bot_name),
+            rules=self.rules.to_dict(), winner=None, score=(0, 0), forfeit=self.problem is not None, void=True,
+            faults=list(self.faults), results=[] if result is None else [result], records=[self.hand.record()],
+        )
 
     # ------------------------------------------------------------------ inside
 
@@ -194,18 +219,6 @@ class ProbeReferee(Referee):
                            hands=0, forfeit=True, fault=brief)]
         brief = {"seat": None, "kind": str(FaultKind.HARNESS), "detail": VOID_DETAIL}
         return [Notice(seat=self.bot_seat, kind="match_over", winner=None, hands=0, fault=brief)]
-
-    def _end_with(self, kind: FaultKind, detail: str, raw: bytes | None, elapsed_s: float,
-                  bank_ms: int, request: bytes | None) -> list[Notice]:
-        fault = Fault(
-            kind=kind, seat=self.bot_seat, bot=self.names[self.bot_seat], detail=detail,
-            match_id=self.match_id, hand_index=0, request=truncate(request), reply=truncate(raw),
-            elapsed_ms=round(elapsed_s * 1000.0, 3), time_limit_ms=self.clock.control.time_limit_ms,
-            bank_ms=bank_ms,
-        )
-        self.faults.append(fault)
-        self.problem = fault
-        return self._end_game(fault)
 
 
 def run_probes(session: BotSession, referees: list[ProbeReferee]) -> None:

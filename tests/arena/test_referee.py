@@ -129,3 +129,23 @@ def test_fault_evidence_carries_the_request_sent_and_the_stderr_tail() -> None:
     assert fault.seat == seat and fault.request == '{"type": "request", "seq": 9}'
     assert fault.reply == '{"action": "play XX"}' and fault.stderr_tail == "Traceback: boom"
     assert fault.elapsed_ms == 2.0
+
+
+def test_fault_record_fills_the_hand_and_clock_fields_the_conductor_cannot_see() -> None:
+    referee = Referee("m7", 3, Rules(), NAMES, TimeControl(time_limit_ms=100, bank_ms=500))
+    rng = random.Random(1)
+    while not referee.match.results:  # into the second hand, with seat 0's bank drained a little
+        decision = referee.decision()
+        assert decision is not None
+        referee.answer(random_answer(decision.legal_actions, decision.view, rng), 0.150 if decision.seat == 0 else 0.01)
+    timed = referee.fault_record(FaultKind.TIMEOUT, 0, "no answer", request=b'{"seq": 9}', reply=b"x" * 5000,
+                                 elapsed_s=0.6, dropped_replies=2)
+    assert (timed.match_id, timed.bot, timed.hand_index) == ("m7", "alpha", 1)
+    assert timed.time_limit_ms == 100 and timed.bank_ms == referee.clock.bank_left_ms(0) < 500
+    assert timed.elapsed_ms == 600.0 and timed.request == '{"seq": 9}' and timed.dropped_replies == 2
+    assert timed.reply is not None and timed.reply.startswith("x" * 2048 + "...")
+    # a death outside any request: evidence already cut is kept as it is, and no clock fields
+    death = referee.fault_record(FaultKind.CRASH, 1, "exited", request=None, reply="cut... [9 more]",
+                                 elapsed_s=None, exit="exit status 3")
+    assert (death.bot, death.reply, death.exit) == ("beta", "cut... [9 more]", "exit status 3")
+    assert death.elapsed_ms is None and death.time_limit_ms is None and death.bank_ms is None
