@@ -78,7 +78,9 @@ def _ladder_worker_init(server_pid: int) -> None:
 def _exit_with(server_pid: int, pidfd: int | None) -> None:
     """Block until the server process is gone, then end this worker at once."""
     if pidfd is not None:
-        select.select([pidfd], [], [])
+        watch = select.poll()  # not select(): no ceiling on the descriptor's number
+        watch.register(pidfd, select.POLLIN)
+        watch.poll()
     else:
         while True:
             try:
