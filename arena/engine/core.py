@@ -245,53 +245,25 @@ class Core:
 
     def _reset(self, leader: int, log: bool) -> None:
         """Everything but the cards, stock and trump: the state at the first lead."""
-        self.dead = []
-        self.closed = False
-        self.closer = -1
-        self.opp_tricks_at_close = 0
-        self.trick_points = [0, 0]
-        self.tricks_won = [0, 0]
-        self.marriage_points = [0, 0]
-        self.bonus_seat = -1
-        self.to_move = leader
-        self.phase = LEAD
-        self.lead = -1
-        self.step = STEP_NONE
-        self.closing_lead = False
-        self.pending_meld = -1
-        self.played = 0
-        self.shown = [0, 0]
-        self.absent = [0, 0]
-        self.result = None
-        self.legal_mask = 0
+        self.to_move, self.phase, self.lead, self.step = leader, LEAD, -1, STEP_NONE  # the turn
+        self.closing_lead, self.pending_meld, self.legal_mask = False, -1, 0
+        self.trick_points, self.tricks_won, self.marriage_points = [0, 0], [0, 0], [0, 0]  # scores
+        self.bonus_seat, self.result = -1, None
+        self.closed, self.closer, self.opp_tricks_at_close, self.dead = False, -1, 0, []  # the close
+        self.played, self.shown, self.absent = 0, [0, 0], [0, 0]  # public knowledge
         self.log = [] if log else None
 
     def copy(self) -> Core:
         """An independent copy (its log too, if it keeps one)."""
         new = Core.__new__(Core)
-        new.rules = self.rules
-        new.trump = self.trump
-        new.hands = self.hands[:]
-        new.stock = self.stock[:]
-        new.dead = self.dead
-        new.closed = self.closed
-        new.closer = self.closer
-        new.opp_tricks_at_close = self.opp_tricks_at_close
-        new.trick_points = self.trick_points[:]
-        new.tricks_won = self.tricks_won[:]
-        new.marriage_points = self.marriage_points[:]
-        new.bonus_seat = self.bonus_seat
-        new.to_move = self.to_move
-        new.phase = self.phase
-        new.lead = self.lead
-        new.step = self.step
-        new.closing_lead = self.closing_lead
-        new.pending_meld = self.pending_meld
-        new.played = self.played
-        new.shown = self.shown[:]
-        new.absent = self.absent[:]
-        new.result = self.result
-        new.legal_mask = self.legal_mask
+        new.rules, new.trump, new.result, new.legal_mask = self.rules, self.trump, self.result, self.legal_mask
+        new.hands, new.stock, new.dead = self.hands[:], self.stock[:], self.dead  # dead is never changed
+        new.to_move, new.phase, new.lead, new.step = self.to_move, self.phase, self.lead, self.step
+        new.closing_lead, new.pending_meld = self.closing_lead, self.pending_meld
+        new.trick_points, new.tricks_won = self.trick_points[:], self.tricks_won[:]
+        new.marriage_points, new.bonus_seat = self.marriage_points[:], self.bonus_seat
+        new.closed, new.closer, new.opp_tricks_at_close = self.closed, self.closer, self.opp_tricks_at_close
+        new.played, new.shown, new.absent = self.played, self.shown[:], self.absent[:]
         log = self.log
         new.log = None if log is None else log[:]
         return new
