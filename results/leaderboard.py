@@ -15,7 +15,7 @@ from typing import Any
 from .bradley_terry import DEFAULT_REPLICATES, DEFAULT_SEED, DEFAULT_TOP_K, PRIOR, BTFit, BTStanding, bradley_terry
 from .pairgames import pair_games
 from .pairstats import PairStats, head_to_head
-from .ratings import PairResults, RatingEnv, rate_in_schedule_order
+from .ratings import RatingEnv, rate_in_schedule_order, rated_result, stored_pair_results
 from .store import Store
 
 RATINGS = ("bt", "trueskill")
@@ -216,21 +216,17 @@ def build_leaderboard(store: Store, env: RatingEnv | None = None, *, rating: str
     points, hands = [0] * n, [0] * n
     cross: dict[str, dict[str, dict[str, Any]]] = {
         a: {b: {"wins": 0, "matches": 0} for b in labels if b != a} for a in labels}
-    by_pair: dict[int, PairResults] = {}
     matches = store.matches(tid)
     for match in matches:
-        seats = (match["seat0"], match["seat1"])
-        result = None
-        if not match["void"] and match["winner_seat"] is not None:
-            winner, loser = seats[match["winner_seat"]], seats[1 - match["winner_seat"]]
-            result = (winner, loser)
+        result = rated_result((match["seat0"], match["seat1"]), match["winner_seat"], bool(match["void"]))
+        if result is not None:
+            winner, loser = result
             wins[winner] += 1
             losses[loser] += 1
             forfeits[loser] += match["forfeit"]
             cross[labels[winner]][labels[loser]]["wins"] += 1
             cross[labels[winner]][labels[loser]]["matches"] += 1
             cross[labels[loser]][labels[winner]]["matches"] += 1
-        by_pair.setdefault(match["pair_index"], []).append(result)
     for hand in store.all_hands(tid):
         seats = (hand["seat0"], hand["seat1"])
         hands[seats[0]] += 1
@@ -246,7 +242,7 @@ def build_leaderboard(store: Store, env: RatingEnv | None = None, *, rating: str
     for row in store.think_times(tid):
         times[row["entrant"]].extend(json.loads(row["times_ms_json"]))
         cpu_times[row["entrant"]].extend(ms for ms in json.loads(row["cpu_ms_json"] or "[]") if ms is not None)
-    ratings = rate_in_schedule_order(env, n, list(by_pair.items()))
+    ratings = rate_in_schedule_order(env, n, list(stored_pair_results(matches).items()))
     games = pair_games(matches)
     fit = bradley_terry(games, n, replicates=bootstrap, seed=seed, top_k=top_k)
     for (first, second), stats in head_to_head(games).items():

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import logging
 import math
+import sqlite3
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import trueskill
@@ -75,6 +77,24 @@ class RatingEnv:
 
 # A pair's rated results: for each half, (winner entrant, loser entrant), or None for a void match.
 PairResults = list[tuple[int, int] | None]
+
+
+def rated_result(seats: tuple[int, int], winner_seat: int | None, void: bool) -> tuple[int, int] | None:
+    """One match as rating input: ``(winner entrant, loser entrant)`` from the entrants on its
+    seats, or None for a void match (or one without a winner)."""
+    if void or winner_seat is None:
+        return None
+    return seats[winner_seat], seats[1 - winner_seat]
+
+
+def stored_pair_results(matches: Iterable[sqlite3.Row]) -> dict[int, PairResults]:
+    """Stored match rows (``Store.matches``: schedule order) as rating input by pair index:
+    the one conversion from the store's rows to what the raters take."""
+    by_pair: dict[int, PairResults] = {}
+    for match in matches:
+        result = rated_result((match["seat0"], match["seat1"]), match["winner_seat"], bool(match["void"]))
+        by_pair.setdefault(match["pair_index"], []).append(result)
+    return by_pair
 
 
 class ScheduleRater:

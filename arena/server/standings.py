@@ -20,7 +20,7 @@ from typing import Any
 from arena.server.db import ServerDB
 from results.bradley_terry import BTStanding, bradley_terry
 from results.pairgames import pair_games
-from results.ratings import PairResults, RatingEnv, rate_in_schedule_order
+from results.ratings import RatingEnv, rate_in_schedule_order, stored_pair_results
 from results.store import Store
 
 LADDER_DIR = "ladder"
@@ -89,19 +89,13 @@ def build_board(store: Store, db: ServerDB, env: RatingEnv | None = None, *, boo
     excluded = {e["entrant"] for e in entrants if (bot := bots.get(str(e["name"]).lower())) and bot.disabled}
     wins = [0] * len(entrants)
     losses = [0] * len(entrants)
-    by_pair: dict[int, PairResults] = {}
-    included = []
-    for match in store.matches(tid):
-        seats = (match["seat0"], match["seat1"])
-        if excluded.intersection(seats):
-            continue
-        included.append(match)
-        result = None
-        if not match["void"] and match["winner_seat"] is not None:
-            result = (seats[match["winner_seat"]], seats[1 - match["winner_seat"]])
-            wins[result[0]] += 1
-            losses[result[1]] += 1
-        by_pair.setdefault(match["pair_index"], []).append(result)
+    included = [m for m in store.matches(tid) if not excluded.intersection((m["seat0"], m["seat1"]))]
+    by_pair = stored_pair_results(included)
+    for results in by_pair.values():
+        for result in results:
+            if result is not None:
+                wins[result[0]] += 1
+                losses[result[1]] += 1
     ratings = rate_in_schedule_order(env, len(entrants), list(by_pair.items()))
     bt = _bradley_terry(included, bootstrap) if bootstrap else {}
     by_label = {e["label"]: e["entrant"] for e in entrants}

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import random
+import sqlite3
 
 import pytest
 
-from results.ratings import Rating, RatingEnv, ScheduleRater, rate_in_schedule_order
+from results.ratings import Rating, RatingEnv, ScheduleRater, rate_in_schedule_order, stored_pair_results
 
 pytestmark = pytest.mark.unit
 
@@ -44,3 +45,16 @@ def test_ratings_do_not_depend_on_completion_order() -> None:
 def _pair(rng: random.Random) -> tuple[int, int] | None:
     a, b = rng.sample(range(3), 2)
     return None if rng.random() < 0.1 else (a, b)
+
+
+def test_stored_rows_become_rating_input_per_pair_with_seats_mapped_to_entrants() -> None:
+    db = sqlite3.connect(":memory:")
+    db.row_factory = sqlite3.Row
+    db.execute("CREATE TABLE matches (pair_index, half, seat0, seat1, winner_seat, void)")
+    db.executemany("INSERT INTO matches VALUES (?, ?, ?, ?, ?, ?)", [
+        (0, 0, 2, 5, 0, 0), (0, 1, 5, 2, 0, 0),        # each seat wins once: entrant 2, then 5
+        (1, 0, 1, 3, 1, 0), (1, 1, 3, 1, None, 1),     # seat 1 (entrant 3) wins; a void half
+        (3, 0, 4, 0, 1, 1),                            # void even with a winner seat recorded
+    ])
+    rows = db.execute("SELECT * FROM matches ORDER BY pair_index, half").fetchall()
+    assert stored_pair_results(rows) == {0: [(2, 5), (5, 2)], 1: [(3, 1), None], 3: [None]}
