@@ -189,8 +189,11 @@ def opponent_files() -> None:
     """Once the match runs, the opponent has started (and diskfill has filled its disk): any
     file in /tmp that is not this bot's would be the opponent's."""
     link = Path(os.environ.get("ARENA_ENDPOINT", "ipc:///nowhere")[len("ipc://"):])
+    # Its own folder and its interpreter are mounted at their host paths, which may lie under
+    # /tmp when the checkout does (a CI clone there): those are its own, not the opponent's.
+    own = {HERE, Path(sys.prefix), Path(sys.base_prefix)}
     others = [str(Path(d) / f) for d, _, files in os.walk("/tmp") for f in files
-              if Path(d) / f != link and HERE not in (Path(d) / f).parents]
+              if Path(d) / f != link and not own & set((Path(d) / f).parents)]
     note("opponent-tmp", bool(others), f"files in /tmp: {others[:5]}" if others else "/tmp holds nothing of another bot")
 
 
