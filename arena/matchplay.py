@@ -22,7 +22,7 @@ from arena.botproc import Limits, Manifest, SandboxMode
 from arena.clock import TimeControl
 from arena.conductor import play_matches
 from arena.engine import Rules
-from arena.faults import FaultPolicy
+from arena.faults import Fault, FaultKind, FaultPolicy
 from arena.referee import MatchOutcome, Referee
 from arena.session import BotSession, raise_descriptor_limit, start_session
 
@@ -132,10 +132,15 @@ def play_match(
     sessions = (first, pool.acquire(manifests[1], pair_key, exclude=(first,)))
     names = names or (manifests[0].name, manifests[1].name)
     referee = Referee(match_id, seed, settings.rules, names, settings.time_control, settings.policy)
+    broken: list[str] = []
     try:
         outcome = play_matches([(referee, sessions)])[0]
+        broken = [error for s in sessions if s.process and (error := s.process.log_error())]
+        if broken:  # the arena's own disk failed under the bots' logs: void, never charged
+            referee.fault(Fault(FaultKind.HARNESS, None, "arena", "; ".join(broken), match_id=match_id))
+            outcome = referee.outcome()
     finally:
         faulted_seats = {f.seat for f in referee.faults}
         for seat, session in enumerate(sessions):
-            pool.release(session, faulted=seat in faulted_seats or not session.alive)
+            pool.release(session, faulted=seat in faulted_seats or not session.alive or bool(broken))
     return outcome

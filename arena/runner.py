@@ -257,10 +257,11 @@ def _shutdown(executor: cf.Executor, *, discard: bool) -> None:
 
 
 def check_output_folder(out: Path) -> None:
-    """Refuse an output folder that is a file or a foreign non-empty folder; create it if missing."""
+    """Refuse an output folder that is a file or a foreign non-empty folder; create it if missing.
+    (Its bot-log folder may already exist: a volume of its own, mounted there beforehand.)"""
     if out.exists() and not out.is_dir():
         raise ConfigError(f"{out}: the output folder is a file")
-    foreign = [p for p in out.iterdir() if p.name != LOG_NAME] if out.is_dir() else []
+    foreign = [p for p in out.iterdir() if p.name not in (LOG_NAME, BOT_LOGS)] if out.is_dir() else []
     if foreign and not (out / DB_NAME).exists():
         raise ConfigError(f"{out}: exists and is not an arena output folder (no {DB_NAME}); use a new folder")
     out.mkdir(parents=True, exist_ok=True)

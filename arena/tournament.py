@@ -7,7 +7,7 @@ A tournament file looks like this (every key but ``bots`` is optional)::
     pairs_per_pairing = 2         # each pair = the same decks twice, seats swapped
     seed = 7
     deals = "secret"              # secret (a key per tournament, revealed after) | public (from seed)
-    concurrency = 2               # parallel pairs (default: the number of CPUs)
+    concurrency = 2               # parallel pairs (default: one per core; half that without cgroups)
     output = "arena-out/demo"     # relative to this file
     fault_policy = "strict"       # strict | lenient
     sandbox = "auto"              # auto | bwrap | fallback
@@ -37,7 +37,6 @@ Top-level ``registry = "DIR"`` names the registry (default: the user's, see ``ar
 
 from __future__ import annotations
 
-import os
 import tomllib
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -45,6 +44,7 @@ from typing import Any
 
 from arena.botproc import SandboxMode
 from arena.botproc.sandbox import DEFAULT_DISK_BYTES
+from arena.botproc.cgroups import default_concurrency
 from arena.clock import TimeControl
 from arena.engine import Rules
 from arena.errors import ArenaError
@@ -84,7 +84,7 @@ class TournamentConfig:
     pairs_per_pairing: int = 1
     seed: int = 1
     deals: DealMode = DealMode.SECRET
-    concurrency: int = field(default_factory=lambda: os.cpu_count() or 1)
+    concurrency: int = field(default_factory=default_concurrency)
     output: Path = Path("arena-out")
     fault_policy: FaultPolicy = FaultPolicy.STRICT
     sandbox: SandboxMode = SandboxMode.AUTO
@@ -246,7 +246,7 @@ def config_from_dict(data: dict[str, Any], *, where: str, base: Path) -> Tournam
         pairs_per_pairing=_positive(where, "pairs_per_pairing", data.get("pairs_per_pairing", 1)),
         seed=_expect(where, "seed", data.get("seed", 1), int, "an integer"),
         deals=_choice(where, "deals", data.get("deals", "secret"), DealMode),
-        concurrency=_positive(where, "concurrency", data.get("concurrency", os.cpu_count() or 1)),
+        concurrency=_positive(where, "concurrency", data.get("concurrency", default_concurrency())),
         output=(base / _expect(where, "output", data.get("output", "arena-out"), str, "a folder path")).resolve(),
         fault_policy=_choice(where, "fault_policy", data.get("fault_policy", "strict"), FaultPolicy),
         sandbox=_choice(where, "sandbox", data.get("sandbox", "auto"), SandboxMode),

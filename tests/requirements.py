@@ -94,12 +94,6 @@ def _root() -> str | None:
     return None if os.access("/opt", os.W_OK) else "/opt is not writable"
 
 
-def _cgroups() -> str | None:
-    from arena.botproc.cgroups import hierarchy
-
-    return None if hierarchy() is not None else "no writable cgroup hierarchy with the controllers the arena uses"
-
-
 def _tmpfs() -> str | None:
     """Root, mount(8), and a kernel that lets us mount a tmpfs: try one."""
     if os.geteuid() != 0 or shutil.which("mount") is None:
@@ -112,6 +106,14 @@ def _tmpfs() -> str | None:
     return None if done.returncode == 0 else f"mount -t tmpfs failed: {done.stderr.strip()}"
 
 
+def _cgroups() -> str | None:
+    """Control groups the arena can make, freeze and limit (what arena.botproc.cgroups detects)."""
+    from arena.botproc.cgroups import detect
+
+    hier, reason = detect()
+    return None if hier is not None else reason
+
+
 REQUIREMENTS: dict[str, Requirement] = {r.name: r for r in (
     Requirement("bubblewrap", "bubblewrap (bwrap) able to make a sandbox here", "apt-get install bubblewrap",
                 _bubblewrap),
@@ -120,8 +122,10 @@ REQUIREMENTS: dict[str, Requirement] = {r.name: r for r in (
     Requirement("c-toolchain", "a C compiler, make and libzmq's headers", "apt-get install build-essential libzmq3-dev",
                 _c_toolchain),
     Requirement("root", "root (a writable /opt, other users)", "run the tests as root, e.g. in a container", _root),
-    Requirement("cgroups", "root and writable cgroups (v1: cpu, cpuacct, memory, pids, freezer; v2: cpu, "
-                "memory, pids delegated)", "run the tests as root; see docs/fairness.md", _cgroups),
+    Requirement("cgroups", "root and writable control groups (v1: cpu, cpuacct, memory, pids, freezer; "
+                "v2: cpu, memory, pids delegated)",
+                "run the tests as root where /sys/fs/cgroup is writable (a VM, or a container with its own "
+                "cgroup namespace and --privileged)", _cgroups),
     Requirement("tmpfs", "root and tmpfs mounts", "run the tests as root with util-linux (apt-get install util-linux)",
                 _tmpfs),
 )}

@@ -52,6 +52,12 @@ RUNS_FOLDER = ".runs"
 V1_CONTROLLERS = ("cpu", "cpuacct", "memory", "pids", "freezer")
 V2_CONTROLLERS = ("cpu", "memory", "pids")
 CFS_PERIOD_US = 100_000
+V1_SHARES, V2_WEIGHT = 262_144, 10_000  # the scope's CPU weight: the most the scheduler allows
+SCOPE_WEIGHT_WHY = """Every bot's group is inside the scope, so the scheduler charges the time any
+bot uses to the scope as a whole too; with an ordinary weight a thawed bot would wait for
+the time a CPU hog beside it used. With the highest weight the scope is never behind the
+machine's other processes. Each bot stays capped by its own quota, and frozen bots use
+nothing, so the scope can take at most one CPU per bot that owes an answer."""
 KILL_TIMEOUT_S = 5.0
 
 # Joins every cgroup.procs file named before "--", then execs the rest: the sandbox starts
@@ -105,13 +111,31 @@ class Hierarchy(ABC):
     def make(self, rel: str, limits: CgroupLimits) -> None:
         """Create the group (and its parents) and apply ``limits``."""
 
-    @abstractmethod
-    def cpu_ns(self, rel: str) -> int | None:
-        """CPU time used by the group's processes so far, in nanoseconds."""
+    freeze_words: tuple[bytes, bytes]  # what the freezer file takes to freeze, and to thaw
 
     @abstractmethod
+    def freezer_file(self, rel: str) -> Path:
+        """The file that freezes and thaws the group."""
+
+    @abstractmethod
+    def cpu_file(self, rel: str) -> Path:
+        """The file that holds the group's CPU time."""
+
+    @abstractmethod
+    def parse_cpu_ns(self, raw: bytes) -> int:
+        """The CPU nanoseconds in the contents of ``cpu_file``."""
+
+    def cpu_ns(self, rel: str) -> int | None:
+        """CPU time used by the group's processes so far, in nanoseconds."""
+        try:
+            with open(self.cpu_file(rel), "rb") as fh:
+                return self.parse_cpu_ns(fh.read())
+        except (OSError, ValueError):
+            return None
+
     def set_frozen(self, rel: str, frozen: bool) -> None:
         """Freeze or thaw every process in the group."""
+        _write(self.freezer_file(rel), self.freeze_words[0 if frozen else 1].decode())
 
     def thaw_tree(self, rel: str) -> None:
         """Thaw the group and every subgroup (a subgroup frozen itself stays frozen when only
@@ -224,6 +248,10 @@ class Hierarchy(ABC):
         return self.remove(rel) and emptied
 
 
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
 def _write(path: Path, value: str) -> None:
     try:
         with open(path, "w") as fh:
@@ -266,6 +294,7 @@ class V1Hierarchy(Hierarchy):
                 folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise CgroupError(exc.errno, f"cannot create cgroup {rel}: {exc}") from None
+        _write(self.bases["cpu"] / "cpu.shares", str(V1_SHARES))  # see SCOPE_WEIGHT_WHY
         if limits.pids is not None:
             _write(self._dir("pids", rel) / "pids.max", str(limits.pids))
         if limits.memory_bytes is not None:
@@ -277,14 +306,16 @@ class V1Hierarchy(Hierarchy):
         _write(cpu / "cpu.cfs_period_us", str(CFS_PERIOD_US))
         _write(cpu / "cpu.cfs_quota_us", str(limits.quota_us or -1))
 
-    def cpu_ns(self, rel: str) -> int | None:
-        try:
-            return int(_read(self._dir("cpuacct", rel) / "cpuacct.usage"))
-        except (OSError, ValueError):
-            return None
+    freeze_words = (b"FROZEN", b"THAWED")
 
-    def set_frozen(self, rel: str, frozen: bool) -> None:
-        _write(self._dir("freezer", rel) / "freezer.state", "FROZEN" if frozen else "THAWED")
+    def freezer_file(self, rel: str) -> Path:
+        return self._dir("freezer", rel) / "freezer.state"
+
+    def cpu_file(self, rel: str) -> Path:
+        return self._dir("cpuacct", rel) / "cpuacct.usage"
+
+    def parse_cpu_ns(self, raw: bytes) -> int:
+        return int(raw)
 
     def is_frozen(self, rel: str) -> bool:
         return _read(self._dir("freezer", rel) / "freezer.state").strip() == "FROZEN"
@@ -317,6 +348,7 @@ class V2Hierarchy(Hierarchy):
                 folder.mkdir(exist_ok=True)
             except OSError as exc:
                 raise CgroupError(exc.errno, f"cannot create cgroup {folder}: {exc}") from None
+        _write(self.base / "cpu.weight", str(V2_WEIGHT))  # see SCOPE_WEIGHT_WHY
         if limits.pids is not None:
             _write(folder / "pids.max", str(limits.pids))
         if limits.memory_bytes is not None:
@@ -326,14 +358,20 @@ class V2Hierarchy(Hierarchy):
         quota = limits.quota_us
         _write(folder / "cpu.max", f"{quota if quota is not None else 'max'} {CFS_PERIOD_US}")
 
-    def cpu_ns(self, rel: str) -> int | None:
-        try:
-            return _keyed(self.base / rel / "cpu.stat", "usage_usec") * 1000
-        except (OSError, ValueError):
-            return None
+    freeze_words = (b"1", b"0")
 
-    def set_frozen(self, rel: str, frozen: bool) -> None:
-        _write(self.base / rel / "cgroup.freeze", "1" if frozen else "0")
+    def freezer_file(self, rel: str) -> Path:
+        return self.base / rel / "cgroup.freeze"
+
+    def cpu_file(self, rel: str) -> Path:
+        return self.base / rel / "cpu.stat"
+
+    def parse_cpu_ns(self, raw: bytes) -> int:
+        for line in raw.decode().splitlines():
+            name, _, value = line.partition(" ")
+            if name == "usage_usec":
+                return int(value) * 1000
+        raise ValueError("no usage_usec in cpu.stat")
 
     def is_frozen(self, rel: str) -> bool:
         return _keyed(self.base / rel / "cgroup.events", "frozen") == 1
@@ -488,7 +526,7 @@ def default_concurrency(cores: int | None = None) -> int:
     """Parallel pairs whose running bots fit the cores: with freezing only the bot to move
     runs, one per pair; without it both bots of a pair may run at once."""
     if cores is None:
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        cores = _cores()
     return max(1, cores if _detected()[0] is not None else cores // 2)
 
 
@@ -502,6 +540,7 @@ class BotCgroup:
         self.hierarchy = hier
         self.rel = rel
         self._frozen = False
+        self._fds: dict[str, int] = {}  # the freezer and CPU files, kept open: twice per decision
 
     def __repr__(self) -> str:
         return f"<BotCgroup {self.hierarchy.kind}:{self.rel}>"
@@ -511,9 +550,27 @@ class BotCgroup:
         return ["/bin/sh", "-c", JOIN_SCRIPT, "arena-cgroup",
                 *(str(p) for p in self.hierarchy.procs_files(self.rel)), "--"]
 
+    def _fd(self, which: str) -> int:
+        fd = self._fds.get(which)
+        if fd is None:
+            if which == "cpu":
+                fd = os.open(self.hierarchy.cpu_file(self.rel), os.O_RDONLY | os.O_CLOEXEC)
+            else:
+                fd = os.open(self.hierarchy.freezer_file(self.rel), os.O_WRONLY | os.O_CLOEXEC)
+            self._fds[which] = fd
+        return fd
+
+    def _close_files(self) -> None:
+        for fd in self._fds.values():
+            os.close(fd)
+        self._fds.clear()
+
     def cpu_ns(self) -> int | None:
         """CPU nanoseconds used by every process of the bot so far."""
-        return self.hierarchy.cpu_ns(self.rel)
+        try:
+            return self.hierarchy.parse_cpu_ns(os.pread(self._fd("cpu"), 4096, 0))
+        except (OSError, ValueError):
+            return None
 
     def freeze(self) -> None:
         """Stop every process of the bot until ``thaw()``."""
@@ -529,7 +586,7 @@ class BotCgroup:
 
     def _set(self, frozen: bool) -> None:
         try:
-            self.hierarchy.set_frozen(self.rel, frozen)
+            os.write(self._fd("freezer"), self.hierarchy.freeze_words[0 if frozen else 1])
         except OSError as exc:
             log.warning("cannot %s cgroup %s: %s", "freeze" if frozen else "thaw", self.rel, exc)
 
@@ -553,6 +610,7 @@ class BotCgroup:
 
     def remove(self) -> bool:
         """Kill what is left and remove the group; True if it is gone."""
+        self._close_files()
         return self.hierarchy.clear(self.rel)
 
 

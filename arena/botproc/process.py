@@ -37,7 +37,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import TracebackType
 
-from arena.botproc import cgroups, procfs
+from arena.botproc import cgroups, logsink, procfs
 from arena.botproc.cgroups import BotCgroup, CgroupError
 from arena.botproc.manifest import Manifest
 from arena.botproc.sandbox import (
@@ -57,7 +57,7 @@ INFO_TIMEOUT_S = 10.0
 KILL_TIMEOUT_S = 5.0
 
 _MEMORY_HINTS = ("MemoryError", "Cannot allocate memory", "std::bad_alloc", "out of memory")
-_OUTPUT_HINTS = ("File too large",)
+_LOG_DRAIN_S = 1.0  # how long close() copies what a dead bot left in its pipes
 _SLUG = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
@@ -67,7 +67,8 @@ class BotProcess:
     def __init__(self, *, manifest: Manifest, popen: subprocess.Popen[bytes],
                  mode: SandboxMode, launch_dir: Path, limits: Limits,
                  init_pid: int | None, init_pidfd: int | None, keep_workdir: bool,
-                 cgroup: BotCgroup | None = None) -> None:
+                 cgroup: BotCgroup | None = None,
+                 logs: tuple[logsink.LogStream, ...] = ()) -> None:
         self.manifest = manifest
         self.mode = mode
         self.launch_dir = launch_dir
@@ -81,6 +82,7 @@ class BotProcess:
         self._init_pidfd = init_pidfd
         self._keep_workdir = keep_workdir
         self.cgroup = cgroup
+        self._logs = logs  # stdout's and stderr's copies (see arena.botproc.logsink)
         self._lock = threading.RLock()
         self._killed = False
         self._closed = False
@@ -252,6 +254,8 @@ class BotProcess:
                 self._init_pidfd = None
             if self.cgroup is not None:
                 self.cgroup.remove()
+            for stream in self._logs:
+                stream.finish(_LOG_DRAIN_S)
             if not self._keep_workdir:
                 shutil.rmtree(self.workdir, ignore_errors=True)
 
@@ -263,19 +267,28 @@ class BotProcess:
     # -- evidence ------------------------------------------------------------------------
 
     def stderr_tail(self, max_lines: int = 20, max_bytes: int = 4096) -> str:
-        """The last lines of the bot's stderr log (for fault records)."""
+        """The last lines of the bot's stderr log (for fault records), up to this moment."""
+        self._drain_logs()
         return tail_file(self.stderr_path, max_lines=max_lines, max_bytes=max_bytes)
 
     def stdout_tail(self, max_lines: int = 20, max_bytes: int = 4096) -> str:
-        """The last lines of the bot's stdout log."""
+        """The last lines of the bot's stdout log, up to this moment."""
+        self._drain_logs()
         return tail_file(self.stdout_path, max_lines=max_lines, max_bytes=max_bytes)
 
+    def _drain_logs(self) -> None:
+        for stream in self._logs:
+            stream.drain()
+
+    def log_error(self) -> str | None:
+        """Why the arena could not write the bot's logs (its disk: a harness fault), or None."""
+        self._drain_logs()
+        return next((s.error for s in self._logs if s.error), None)
+
     def output_capped(self) -> bool:
-        """True if the stdout or stderr log reached the file-size limit."""
-        cap = self.limits.file_size_bytes
-        if cap is None:
-            return False
-        return any(_size(p) >= cap for p in (self.stdout_path, self.stderr_path))
+        """True if the bot reached its log cap (per bot per tournament) and its output was cut."""
+        self._drain_logs()
+        return any(s.capped for s in self._logs)
 
     def exit_description(self) -> str:
         """``running``, ``exit code 3``, ``killed by SIGSEGV``, ``SIGXCPU (CPU limit)``, ...,
@@ -303,8 +316,8 @@ class BotProcess:
         elif any(h in tail for h in _MEMORY_HINTS):
             hints.append("out of memory: address-space limit "
                          f"{_mib(self.limits.address_space_bytes)}")
-        if self.output_capped() or any(h in tail for h in _OUTPUT_HINTS):
-            hints.append(f"output cap {_mib(self.limits.file_size_bytes)} reached")
+        if self.output_capped():
+            hints.append(f"output cap {_mib(self.limits.log_bytes)} per tournament reached")
         return f"{text} ({'; '.join(hints)})" if hints else text
 
     def sandbox_pids(self) -> list[int]:
@@ -437,8 +450,13 @@ def _launch(manifest: Manifest, run_dir: Path, mode: SandboxMode, limits: Limits
                                                     extra=extra)
     command = prefix_command(limits, [*manifest.argv(), *args],
                              pdeathsig=mode is SandboxMode.FALLBACK)
-    out_fd = _open_log(launch_dir / STDOUT_LOG)
-    err_fd = _open_log(launch_dir / STDERR_LOG)
+    budget = logsink.LogBudget(run_dir, f"{manifest.name}-{manifest.version}", limits.log_bytes or 1 << 62)
+    try:
+        out_log, out_fd = logsink.open_stream(launch_dir / STDOUT_LOG, budget)
+        err_log, err_fd = logsink.open_stream(launch_dir / STDERR_LOG, budget)
+    except OSError as exc:
+        shutil.rmtree(launch_dir, ignore_errors=True)
+        raise SandboxError(f"cannot open the logs of bot {manifest.name}: {exc}") from exc
     info_r = info_w = -1
     data_fds: list[int] = []
     try:
@@ -460,6 +478,8 @@ def _launch(manifest: Manifest, run_dir: Path, mode: SandboxMode, limits: Limits
             pass_fds=pass_fds).result()
     except OSError as exc:
         _close_fds(info_r, info_w)
+        for stream in (out_log, err_log):
+            stream.finish(0.0)
         shutil.rmtree(launch_dir, ignore_errors=True)
         raise SandboxError(f"cannot start bot {manifest.name}: {exc}") from exc
     finally:
@@ -467,7 +487,7 @@ def _launch(manifest: Manifest, run_dir: Path, mode: SandboxMode, limits: Limits
     cgroups.record_launch(run_dir, run_id, popen.pid, group)
     bot = BotProcess(manifest=manifest, popen=popen, mode=mode, launch_dir=launch_dir,
                      limits=limits, init_pid=None, init_pidfd=None, keep_workdir=keep_workdir,
-                     cgroup=group)
+                     cgroup=group, logs=(out_log, err_log))
     bot.view = view
     if mode is SandboxMode.BWRAP:
         os.close(info_w)
@@ -594,11 +614,6 @@ def tail_file(path: Path, *, max_lines: int = 20, max_bytes: int = 4096) -> str:
     if size > max_bytes and lines:
         lines = lines[1:]  # the first line is probably cut
     return "\n".join(lines[-max_lines:]) if max_lines > 0 else ""
-
-
-def _open_log(path: Path) -> int:
-    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND | os.O_CLOEXEC,
-                   0o600)
 
 
 def _close_fds(*fds: int) -> None:

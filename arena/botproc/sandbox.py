@@ -73,7 +73,8 @@ class Limits:
     everything the bot writes under bubblewrap (its working directory, ``/tmp`` and
     ``/dev/shm`` are size-limited tmpfs); not a prlimit, and not bounded in the fallback.
     ``pids`` and ``cpus`` are the bot's control-group limits (``arena.botproc.cgroups``),
-    beside ``address_space_bytes`` as its memory limit there.
+    beside ``address_space_bytes`` as its memory limit there. ``log_bytes`` caps the bot's
+    stdout and stderr together, over all its launches in a tournament (``logsink``).
     """
 
     address_space_bytes: int | None = 1 << 30
@@ -84,11 +85,12 @@ class Limits:
     disk_bytes: int | None = DEFAULT_DISK_BYTES
     pids: int | None = 64
     cpus: float | None = 1.0
+    log_bytes: int | None = 32 << 20
 
     def __post_init__(self) -> None:
         self.cgroup_limits()  # checks pids and cpus
         for name in ("address_space_bytes", "cpu_seconds", "open_files", "file_size_bytes",
-                     "processes", "disk_bytes"):
+                     "processes", "disk_bytes", "log_bytes"):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or isinstance(value, bool)
                                       or value < 1):

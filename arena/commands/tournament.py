@@ -194,7 +194,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                           "only; the default is a secret key per tournament, see 'arena reveal')")
     run.add_argument("--pairs", type=int, help="pairs per pairing (each pair = 2 matches, seats swapped)")
     run.add_argument("--format", choices=["round_robin", "double_round_robin", "gauntlet"])
-    run.add_argument("--concurrency", type=int, help="pairs played at once (default: CPU count)")
+    run.add_argument("--concurrency", type=int, help="pairs played at once (default: one per core, half that without control groups)")
     run.add_argument("--profile", dest="profile_override", choices=["default", "pagat", "santase"],
                      help="rules profile")
     run.add_argument("--time-limit-ms", type=int, help="per-decision limit")

@@ -397,23 +397,35 @@ def test_cpu_limit_sends_sigxcpu(tmp_path: Path, mode: str) -> None:
 @pytest.mark.parametrize("mode", MODES)
 def test_stderr_flood_is_capped_and_never_blocks(tmp_path: Path, mode: str) -> None:
     cap = 1 << 20
-    with start_bot(fixture("flood"), run_dir=tmp_path, sandbox=mode,
-                   limits=Limits(file_size_bytes=cap)) as bot:
-        assert bot.wait(30) == 0, bot.exit_description()
-        assert bot.stderr_path.stat().st_size == cap
-        assert bot.stdout_tail() == f"survived {cap} File too large"
-        assert bot.output_capped() and "output cap 1 MiB reached" in bot.exit_description()
+    with start_bot(fixture("flood"), run_dir=tmp_path, sandbox=mode, limits=Limits(log_bytes=cap)) as bot:
+        assert bot.wait(30) is not None, "the flood blocked"  # EPIPE past the cap: it ends
+        kept = bot.stderr_path.read_bytes()
+        assert len(kept) - cap < 200 and kept.rstrip().endswith(b"this stream is closed")
+        # stdout shares the allowance: its "survived" line came too late to be kept
+        assert bot.stdout_path.read_bytes().lstrip().startswith(b"[arena] log cap of 1 MiB")
+        assert bot.output_capped() and "output cap 1 MiB per tournament reached" in bot.exit_description()
 
 
 @pytest.mark.integration
 @pytest.mark.parametrize("mode", MODES)
-def test_a_program_that_does_not_catch_sigxfsz_is_killed_by_it(tmp_path: Path,
-                                                               mode: str) -> None:
+def test_the_log_cap_counts_every_launch_of_a_bot(tmp_path: Path, mode: str) -> None:
+    cap = 256 << 10
+    for _launch in range(2):
+        with start_bot(fixture("flood"), run_dir=tmp_path, sandbox=mode, limits=Limits(log_bytes=cap)) as bot:
+            assert bot.wait(30) is not None and bot.output_capped()
+    first, second = sorted(tmp_path.glob("*/stderr.log"), key=lambda p: p.stat().st_size, reverse=True)
+    assert first.stat().st_size - cap < 200  # the first launch used the tournament's whole allowance
+    assert second.read_bytes().lstrip().startswith(b"[arena] log cap")  # the second kept nothing
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("mode", MODES)
+def test_a_program_writing_past_its_log_cap_gets_sigpipe(tmp_path: Path, mode: str) -> None:
     with start_bot(shell_bot(tmp_path, "exec yes flood 1>&2"), run_dir=tmp_path, sandbox=mode,
-                   limits=Limits(file_size_bytes=64 << 10)) as bot:
-        assert bot.wait(30) == -signal.SIGXFSZ
-        assert bot.exit_description().startswith("SIGXFSZ (file size limit)")
-        assert bot.stderr_path.stat().st_size == 64 << 10
+                   limits=Limits(log_bytes=64 << 10)) as bot:
+        assert bot.wait(30) == -signal.SIGPIPE
+        assert "output cap 0.0625 MiB per tournament reached" in bot.exit_description()
+        assert bot.stderr_path.stat().st_size - (64 << 10) < 200
 
 
 # -- (e)/(f)/(g) what the bot can see and do inside bubblewrap -----------------------------

@@ -90,8 +90,9 @@ def test_a_frozen_bot_uses_no_cpu_and_a_thawed_one_is_capped(tmp_path: Path) -> 
         assert used <= (time.monotonic() - start) * limits.cpus * 1.3 + 0.02  # the quota holds
 
 
-def test_a_fork_bomb_is_bounded_by_the_pids_limit(tmp_path: Path) -> None:
-    with start_bot(load_manifest(ROOT / "bots/hostile/forkbomb"), run_dir=tmp_path, sandbox="fallback") as bot:
+def test_a_fork_bomb_is_bounded_by_the_pids_limit(tmp_path: Path, sock_dir: Path) -> None:
+    with start_bot(load_manifest(ROOT / "bots/hostile/forkbomb"), run_dir=tmp_path, sandbox="fallback",
+                   endpoint=f"ipc://{sock_dir}/arena.sock", token="t") as bot:  # it waits there for a welcome
         assert wait_until(lambda: "children" in bot.stderr_tail(), 30), bot.stderr_tail()
         children = int(bot.stderr_tail().split("forkbomb: ")[1].split()[0])
         assert 20 <= children < 64
@@ -111,6 +112,7 @@ def test_the_v2_backend_writes_the_limits_the_kernel_expects(tmp_path: Path) -> 
     assert (group / "pids.max").read_text() == "64"
     assert (group / "memory.max").read_text() == str(1 << 30)
     assert (group / "cpu.max").read_text() == "100000 100000"
+    assert (tmp_path / "cpu.weight").read_text() == "10000"  # the scope never waits for a hog inside it
     hier.set_frozen("run/bot-1-1", True)
     assert (group / "cgroup.freeze").read_text() == "1"
     (group / "cpu.stat").write_text("usage_usec 1500\nuser_usec 1000\nsystem_usec 500\n")

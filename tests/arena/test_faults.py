@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from arena.botproc.process import GUARD_SCRIPT
-from arena.botproc import Manifest, load_manifest, procfs
+from arena.botproc import Limits, Manifest, load_manifest, procfs
 from arena.clock import TimeControl
 from arena.faults import Fault, FaultKind, FaultPolicy
 from arena.matchplay import MatchSettings, SessionPool, play_match
@@ -81,6 +81,7 @@ def make_pool(tmp_path: Path) -> Iterator[Callable[..., SessionPool]]:
     pools: list[SessionPool] = []
 
     def make(**overrides: object) -> SessionPool:
+        overrides.setdefault("limits", Limits(log_bytes=4 << 20))  # a short flood: the cap is reached at once
         settings = MatchSettings(time_control=TIME, **overrides)  # type: ignore[arg-type]
         pool = SessionPool(tmp_path / f"run{len(pools)}", settings)
         pools.append(pool)

@@ -1,5 +1,5 @@
-"""Faulty bot: on its second decision writes to stderr without bound; the file-size limit on
-its log ends it (crash)."""
+"""Faulty bot: on its second decision writes to stderr without bound; its log cap ends it: the
+arena closes its stderr, the next write fails with EPIPE and the bot dies of it (crash)."""
 
 import os
 
@@ -15,7 +15,7 @@ class Flood(Bot):
     def act(self, view, legal_actions):
         Flood.decisions += 1
         if Flood.decisions >= 2:
-            while True:  # until the write fails (EFBIG: Python ignores SIGXFSZ)
+            while True:  # until the write fails (EPIPE once the arena closed the pipe)
                 os.write(2, BLOCK)
         return legal_actions[0]
 

@@ -1,0 +1,242 @@
+"""Bots' stdout and stderr, copied by the arena into capped log files.
+
+A bot writes into pipes; one thread per arena process (the sink) copies them into the
+launch's ``stdout.log`` and ``stderr.log``. So the bot never sees the harness's disk: a full
+log volume (ENOSPC) is the arena's failure, recorded on the stream (``LogStream.error``) and
+turned into a ``harness`` fault by the match, never a bot's crash.
+
+Logs are capped per bot per tournament, across all its launches and worker processes: a
+ledger file per bot under the run folder (``.logs/<bot>.bytes``, updated under ``flock``)
+holds what the bot's launches have written; each stream takes its allowance from it in
+slices and gives back what it did not use. A bot over its cap gets one closing line in its
+log, then its pipe is closed (its next write fails with EPIPE: its own doing).
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import logging
+import os
+import re
+import selectors
+import threading
+import time
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+LEDGER_FOLDER = ".logs"
+SLICE_BYTES = 64 << 10
+_READ_BYTES = 64 << 10
+_WIDTH = 20  # the ledger's number is written at a fixed width: an update never grows the file
+_SLUG = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+class LogBudget:
+    """One bot's log allowance for the whole tournament, shared through a ledger file."""
+
+    def __init__(self, run_dir: Path, bot: str, cap_bytes: int) -> None:
+        self.cap = cap_bytes
+        self.path = Path(run_dir) / LEDGER_FOLDER / f"{_SLUG.sub('_', bot)[:60] or 'bot'}.bytes"
+
+    def _update(self, change: int) -> int:
+        """Add ``change`` (clamped to the cap) to the ledger; the change actually made."""
+        self.path.parent.mkdir(exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            raw = os.pread(fd, _WIDTH, 0).strip()
+            used = int(raw) if raw else 0
+            new = min(self.cap, max(0, used + change))
+            os.pwrite(fd, str(new).rjust(_WIDTH).encode(), 0)
+            return new - used
+        finally:
+            os.close(fd)
+
+    def take(self, wanted: int) -> int:
+        """Reserve up to ``wanted`` bytes; how many were granted (0 once the cap is reached)."""
+        return self._update(wanted)
+
+    def give_back(self, unused: int) -> None:
+        """Return a reservation's unused bytes."""
+        if unused > 0:
+            self._update(-unused)
+
+    def used(self) -> int:
+        """Bytes reserved so far by every launch of the bot."""
+        try:
+            return int(self.path.read_bytes().strip() or 0)
+        except (OSError, ValueError):
+            return 0
+
+
+class LogStream:
+    """One pipe of one launch and the log file it is copied to."""
+
+    def __init__(self, read_fd: int, path: Path, budget: LogBudget) -> None:
+        self.read_fd = read_fd
+        self.path = path
+        self.budget = budget
+        self.error: str | None = None
+        self.capped = False
+        self.closed = False
+        self._allowance = 0
+        self._lock = threading.Lock()
+        os.set_blocking(read_fd, False)
+        self._file = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND | os.O_CLOEXEC, 0o600)
+
+    def drain(self) -> bool:
+        """Copy what the pipe holds now; False once it reached end-of-file (or was closed)."""
+        with self._lock:
+            while not self.closed:
+                try:
+                    data = os.read(self.read_fd, _READ_BYTES)
+                except BlockingIOError:
+                    return True
+                except OSError:
+                    data = b""
+                if not data:
+                    self._close()
+                    return False
+                self._write(data)
+            return False
+
+    def _write(self, data: bytes) -> None:
+        if len(data) > self._allowance and self.error is None:
+            try:
+                self._allowance += self.budget.take(max(SLICE_BYTES, len(data) - self._allowance))
+            except OSError as exc:
+                self._fail(exc)
+        kept = data[: self._allowance]
+        self._allowance -= len(kept)
+        if self.error is None:
+            try:
+                rest = kept
+                while rest:
+                    rest = rest[os.write(self._file, rest):]
+            except OSError as exc:
+                self._fail(exc)
+        if len(data) > len(kept) and self.error is None:
+            self.capped = True
+            note = (f"\n[arena] log cap of {self.budget.cap / (1 << 20):g} MiB per bot per tournament reached: "
+                    "this stream is closed\n").encode()
+            try:
+                os.write(self._file, note)
+            except OSError:
+                pass
+            self._close()
+
+    def _fail(self, exc: OSError) -> None:
+        """The arena's side failed (its disk): keep draining so the bot never notices."""
+        self.error = f"cannot write bot log {self.path}: {os.strerror(exc.errno or errno.EIO)}"
+        self._allowance = 1 << 62
+        log.error("%s (a harness fault: the match is void)", self.error)
+
+    def _close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        _sink().forget(self)
+        for fd in (self.read_fd, self._file):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        if self.error is None:
+            try:
+                self.budget.give_back(self._allowance)
+            except OSError:
+                pass
+        self._allowance = 0
+
+    def abandon(self, reason: str) -> None:
+        """Stop copying after a failure of the arena's own (a harness fault, as for ENOSPC)."""
+        with self._lock:
+            self.error = self.error or reason
+            self._close()
+
+    def finish(self, timeout: float) -> None:
+        """Copy the rest until end-of-file (the bot is dead) or ``timeout``, then close."""
+        deadline = time.monotonic() + timeout
+        while self.drain() and time.monotonic() < deadline:
+            time.sleep(0.001)
+        with self._lock:
+            self._close()
+
+
+class _Sink:
+    """This process's copying thread: a selector over every open stream."""
+
+    def __init__(self) -> None:
+        self.selector = selectors.DefaultSelector()
+        self.lock = threading.Lock()
+        self.wake_r, self.wake_w = os.pipe()
+        os.set_blocking(self.wake_r, False)
+        self.selector.register(self.wake_r, selectors.EVENT_READ, None)
+        self.thread = threading.Thread(target=self._run, name="botproc-logsink", daemon=True)
+        self.thread.start()
+
+    def add(self, stream: LogStream) -> None:
+        with self.lock:
+            self.selector.register(stream.read_fd, selectors.EVENT_READ, stream)
+        os.write(self.wake_w, b"x")
+
+    def forget(self, stream: LogStream) -> None:
+        with self.lock:
+            try:
+                self.selector.unregister(stream.read_fd)
+            except (KeyError, ValueError):
+                pass
+
+    def _run(self) -> None:
+        while True:
+            for key, _ in self.selector.select(timeout=1.0):
+                if key.data is None:
+                    try:
+                        os.read(self.wake_r, 4096)
+                    except BlockingIOError:
+                        pass
+                    continue
+                stream: LogStream = key.data
+                try:
+                    stream.drain()
+                except Exception as exc:  # never let one stream stop the copying of all others
+                    log.exception("bot log %s: copying failed", stream.path)
+                    stream.abandon(f"the arena's log copier failed on {stream.path}: {exc!r}")
+
+
+_the_sink: _Sink | None = None
+_sink_lock = threading.Lock()
+
+
+def _sink() -> _Sink:
+    global _the_sink
+    with _sink_lock:
+        if _the_sink is None:
+            _the_sink = _Sink()
+        return _the_sink
+
+
+def open_stream(path: Path, budget: LogBudget) -> tuple[LogStream, int]:
+    """A new stream copied to ``path``; returns it and the pipe's write end for the bot
+    (the caller closes it once the bot has it)."""
+    read_fd, write_fd = os.pipe()
+    try:
+        stream = LogStream(read_fd, path, budget)
+    except OSError:
+        os.close(read_fd)
+        os.close(write_fd)
+        raise
+    _sink().add(stream)
+    return stream, write_fd
+
+
+def _after_fork_in_child() -> None:
+    """A forked child has no copying thread: it makes its own on first use."""
+    global _the_sink, _sink_lock
+    _the_sink = None
+    _sink_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
