@@ -514,6 +514,7 @@ def run_tournament(
             run.clear_launched_by(workers)
             if adopted:
                 reap_strays(workers)
+            run.close()
         if report.finished:
             store.finish_tournament(tid)
         report.ratings = dict(rater.ratings)

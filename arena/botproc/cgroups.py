@@ -624,7 +624,6 @@ class RunGroups:
         if not _RUN_ID.match(run_id):
             raise ValueError(f"run id {run_id!r}: use 1-64 letters, digits, '.', '_' or '-'")
         self.run_id = run_id
-        self.hierarchy = hierarchy()
         self._count = 0
         self._lock = threading.Lock()
         self._owner = os.getpid()
@@ -632,30 +631,49 @@ class RunGroups:
         if watch:
             self._start_watchdog()
 
+    @property
+    def hierarchy(self) -> Hierarchy | None:
+        """The backend new groups are made with (looked up each time: tests turn it off)."""
+        return hierarchy()
+
     def new_bot(self, name: str, limits: CgroupLimits) -> BotCgroup | None:
         """A new group for one launch of bot ``name`` (None without cgroups)."""
-        if self.hierarchy is None:
+        hier = self.hierarchy
+        if hier is None:
             return None
         with self._lock:
             self._count += 1
             rel = f"{self.run_id}/{_SLUG.sub('_', name)[:40] or 'bot'}-{os.getpid()}-{self._count}"
-        self.hierarchy.make(rel, limits)
-        return BotCgroup(self.hierarchy, rel)
+        hier.make(rel, limits)
+        return BotCgroup(hier, rel)
 
     def clear(self) -> bool:
         """Kill and remove every group of the run; True if nothing is left."""
-        return self.hierarchy is None or self.hierarchy.clear(self.run_id)
+        hier = self.hierarchy
+        return hier is None or hier.clear(self.run_id)
+
+    def close(self) -> None:
+        """The run is over in this process: let its watchdog end whatever is left of it (once
+        every process holding the pipe, e.g. workers forked meanwhile, is gone too)."""
+        global _run
+        if self._watch_w is not None and os.getpid() == self._owner:
+            os.close(self._watch_w)
+            self._watch_w = None
+        with _run_lock:
+            if _run is self:
+                _run = None
 
     def clear_launched_by(self, pids: Iterable[int]) -> int:
         """Kill and remove the groups that the processes ``pids`` made (dead workers: their
         bots may be frozen, out of reach of any other clean-up); how many groups."""
-        if self.hierarchy is None:
+        hier = self.hierarchy
+        if hier is None:
             return 0
         wanted = {str(p) for p in pids}
-        mine = [name for name in self.hierarchy.children(self.run_id)
+        mine = [name for name in hier.children(self.run_id)
                 if len(parts := name.rsplit("-", 2)) == 3 and parts[1] in wanted]
         for name in mine:
-            self.hierarchy.clear(f"{self.run_id}/{name}")
+            hier.clear(f"{self.run_id}/{name}")
         return len(mine)
 
     def _start_watchdog(self) -> None:
