@@ -8,7 +8,7 @@ plays alongside, once ``bots/random`` against ``bots/random`` (the baseline) and
 1.5x), with control groups and, for comparison, without them (``ARENA_CGROUPS=off``); then the
 median cost of a freeze, a thaw and a CPU-counter read of one bot's group.
 
-    .venv/bin/python bench/fairness.py [--matches 6] [--victim bots/expert] [--cycles 2000]
+    .venv/bin/python bench/fairness.py [--matches 3] [--rounds 3] [--victim bots/expert] [--cycles 2000]
 """
 
 from __future__ import annotations
@@ -51,8 +51,8 @@ def _play(bots: tuple[Path, Path], matches: int | None, seed: int, run_dir: str,
     results.put((matches is None, times))
 
 
-def victim_median(victim: Path, neighbour: tuple[Path, Path], matches: int, run_dir: str) -> float:
-    """The victim's median decision time while ``neighbour`` plays in a second worker."""
+def victim_times(victim: Path, neighbour: tuple[Path, Path], matches: int, run_dir: str) -> list[float]:
+    """The victim's decision times (ms) while ``neighbour`` plays in a second worker."""
     ctx = multiprocessing.get_context("fork")
     stop, results = ctx.Event(), ctx.Queue()
     side = ctx.Process(target=_play, args=(neighbour, None, 500, run_dir, stop, results))
@@ -63,7 +63,8 @@ def victim_median(victim: Path, neighbour: tuple[Path, Path], matches: int, run_
     by_role = dict(results.get(timeout=600) for _ in range(2))
     main.join(30)
     side.join(30)
-    return statistics.median(by_role[False])
+    times: list[float] = by_role[False]
+    return times
 
 
 def freeze_costs(cycles: int, run_dir: str) -> dict[str, float]:
@@ -90,16 +91,21 @@ def one_mode(args: argparse.Namespace) -> dict[str, Any]:
     """Both cases in this process's mode (control groups as detected or turned off)."""
     run = cgroups.begin_run()
     with tempfile.TemporaryDirectory(prefix="arena-fair-") as run_dir:
-        alone = victim_median(args.victim, (RANDOM, RANDOM), args.matches, run_dir)
-        beside = victim_median(args.victim, (HOG, RANDOM), args.matches, run_dir)
+        alone: list[float] = []
+        beside: list[float] = []
+        for _ in range(args.rounds):  # alternated, so that the machine's own drift hits both cases
+            alone += victim_times(args.victim, (RANDOM, RANDOM), args.matches, run_dir)
+            beside += victim_times(args.victim, (HOG, RANDOM), args.matches, run_dir)
         costs = freeze_costs(args.cycles, run_dir)
-    return {"cgroups": None if run.hierarchy is None else run.hierarchy.kind, "alone_ms": alone,
-            "beside_hog_ms": beside, "ratio": beside / alone, "costs_us": costs}
+    alone_ms, beside_ms = statistics.median(alone), statistics.median(beside)
+    return {"cgroups": None if run.hierarchy is None else run.hierarchy.kind, "alone_ms": alone_ms,
+            "beside_hog_ms": beside_ms, "ratio": beside_ms / alone_ms, "costs_us": costs}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--matches", type=int, default=6, help="victim matches per case (default 6)")
+    parser.add_argument("--matches", type=int, default=3, help="victim matches per case and round (default 3)")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds, each case once per round (default 3)")
     parser.add_argument("--victim", type=Path, default=ROOT / "bots/expert", help="the victim's bot folder")
     parser.add_argument("--cycles", type=int, default=2000, help="freeze/thaw cycles timed (default 2000)")
     parser.add_argument("--one-mode", action="store_true", help=argparse.SUPPRESS)
@@ -108,9 +114,10 @@ def main() -> None:
         print(json.dumps(one_mode(args)))
         return
     cores = len(os.sched_getaffinity(0))
-    print(f"victim {args.victim.name} vs random, {args.matches} matches; neighbour pair random vs random, "
+    print(f"victim {args.victim.name} vs random, {args.rounds} x {args.matches} matches; neighbour pair random vs random, "
           f"then hostile-cpuhog vs random; 2 workers on {cores} cores")
-    base = [sys.executable, __file__, "--one-mode", "--matches", str(args.matches), "--victim", str(args.victim),
+    base = [sys.executable, __file__, "--one-mode", "--matches", str(args.matches), "--rounds", str(args.rounds),
+            "--victim", str(args.victim),
             "--cycles", str(args.cycles)]
     for label, env in (("with cgroups", {}), ("without cgroups", {cgroups.ENV_SWITCH: "off"})):
         done = subprocess.run(base, capture_output=True, text=True, env={**os.environ, **env}, check=True)

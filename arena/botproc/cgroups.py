@@ -721,33 +721,13 @@ def end_run(run_id: str, timeout: float = KILL_TIMEOUT_S) -> int:
     if hier is not None:
         left += len(hier.pids(run_id))
         hier.clear(run_id, timeout)
-    needle = f"{ENV_RUN}={run_id}\0".encode()
-    for pid in marked_processes(needle):
+    for pid in procfs.env_processes(ENV_RUN, run_id):
         left += 1
         try:
             os.kill(pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
     return left
-
-
-def marked_processes(needle: bytes) -> list[int]:
-    """Live processes whose environment holds ``needle`` (``NAME=value\\0``)."""
-    me = os.getpid()
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == me:
-            continue
-        try:
-            with open(f"/proc/{entry}/environ", "rb") as fh:
-                env = b"\0" + fh.read()
-        except OSError:
-            continue
-        if b"\0" + needle in env:
-            info = procfs.read_stat(int(entry))
-            if info is not None and info.state not in ("Z", "X"):
-                found.append(int(entry))
-    return found
 
 
 _run: RunGroups | None = None

@@ -97,3 +97,23 @@ def start_ticks(pid: int) -> int | None:
         return int(raw[raw.rfind(b")") + 2:].split()[19])
     except (OSError, IndexError, ValueError):
         return None
+
+
+def env_processes(name: str, value: str) -> list[int]:
+    """Pids of live (non-zombie) processes whose environment sets ``name`` to exactly ``value``."""
+    needle = f"\0{name}={value}\0".encode()
+    me = os.getpid()
+    found: list[int] = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == me:
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as fh:
+                env = b"\0" + fh.read()
+        except OSError:
+            continue
+        if needle in env:
+            info = read_stat(int(entry))
+            if info is not None and info.state not in ("Z", "X"):
+                found.append(int(entry))
+    return found

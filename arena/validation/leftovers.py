@@ -37,22 +37,7 @@ class Stray:
 
 def token_pids(token: str) -> list[int]:
     """Live (non-zombie) processes whose environment holds ``ARENA_TOKEN=<token>``."""
-    needle = f"{ENV_TOKEN}={token}\0".encode()
-    me = os.getpid()
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == me:
-            continue
-        try:
-            with open(f"/proc/{entry}/environ", "rb") as fh:
-                env = fh.read()
-        except OSError:
-            continue
-        if needle in env or env.startswith(needle[:-1] + b"\0"):
-            info = procfs.read_stat(int(entry))
-            if info is not None and info.state not in ("Z", "X"):
-                found.append(int(entry))
-    return found
+    return procfs.env_processes(ENV_TOKEN, token)
 
 
 def command_line(pid: int, limit: int = 120) -> str:

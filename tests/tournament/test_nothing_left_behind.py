@@ -59,7 +59,7 @@ def leftovers(out: Path, run_id: str, *, by_cmdline: bool = True) -> dict[str, l
     assert hier is not None
     found = {
         "cgroup": sorted(hier.pids(run_id)),
-        "marker": sorted(cgroups.marked_processes(f"{cgroups.ENV_RUN}={run_id}\0".encode())),
+        "marker": sorted(procfs.env_processes(cgroups.ENV_RUN, run_id)),
         "cmdline": sorted(procfs.find_processes(str(out))) if by_cmdline else [],
     }
     return {k: v for k, v in found.items() if v}
