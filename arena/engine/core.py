@@ -245,25 +245,27 @@ class Core:
 
     def _reset(self, leader: int, log: bool) -> None:
         """Everything but the cards, stock and trump: the state at the first lead."""
-        self.to_move, self.phase, self.lead, self.step = leader, LEAD, -1, STEP_NONE  # the turn
-        self.closing_lead, self.pending_meld, self.legal_mask = False, -1, 0
+        self.to_move, self.phase, self.legal_mask = leader, LEAD, 0  # the turn
+        self.lead, self.step, self.pending_meld = -1, STEP_NONE, -1
         self.trick_points, self.tricks_won, self.marriage_points = [0, 0], [0, 0], [0, 0]  # scores
         self.bonus_seat, self.result = -1, None
-        self.closed, self.closer, self.opp_tricks_at_close, self.dead = False, -1, 0, []  # the close
+        self.closed, self.closer, self.opp_tricks_at_close = False, -1, 0  # the close
+        self.closing_lead, self.dead = False, []
         self.played, self.shown, self.absent = 0, [0, 0], [0, 0]  # public knowledge
         self.log = [] if log else None
 
     def copy(self) -> Core:
         """An independent copy (its log too, if it keeps one)."""
         new = Core.__new__(Core)
-        new.rules, new.trump, new.result, new.legal_mask = self.rules, self.trump, self.result, self.legal_mask
+        new.rules, new.trump, new.result = self.rules, self.trump, self.result
         new.hands, new.stock, new.dead = self.hands[:], self.stock[:], self.dead  # dead is never changed
-        new.to_move, new.phase, new.lead, new.step = self.to_move, self.phase, self.lead, self.step
-        new.closing_lead, new.pending_meld = self.closing_lead, self.pending_meld
+        new.to_move, new.phase, new.legal_mask = self.to_move, self.phase, self.legal_mask
+        new.lead, new.step, new.pending_meld = self.lead, self.step, self.pending_meld
         new.trick_points, new.tricks_won = self.trick_points[:], self.tricks_won[:]
         new.marriage_points, new.bonus_seat = self.marriage_points[:], self.bonus_seat
         new.closed, new.closer, new.opp_tricks_at_close = self.closed, self.closer, self.opp_tricks_at_close
-        new.played, new.shown, new.absent = self.played, self.shown[:], self.absent[:]
+        new.closing_lead, new.played = self.closing_lead, self.played
+        new.shown, new.absent = self.shown[:], self.absent[:]
         log = self.log
         new.log = None if log is None else log[:]
         return new
