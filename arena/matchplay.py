@@ -3,7 +3,8 @@
 Bot processes are reused across matches for speed, but a process never serves both halves
 of a duplicate pair (it would know its opponent's cards from the other half): each session
 remembers the pairs it served. ``fresh`` settings give every match new processes. A session
-that faulted is never reused.
+that faulted is never reused. ``play_at_once`` plays several matches through one conductor:
+a bot process that was granted ``max_games > 1`` then serves several of them interleaved.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ class MatchSettings:
     sandbox: SandboxMode = SandboxMode.AUTO
     limits: Limits = field(default_factory=Limits)
     fresh: bool = False
-    max_games: int = 1
+    max_games: int = 1  # a cap: each bot is granted the smallest of this, its bot.toml's and its hello's
 
 
 def batch_scheduling() -> bool:
@@ -91,7 +92,7 @@ class SessionPool:
             session = start_session(
                 manifest, self.ctx, socket_dir=self.socket_dir, run_dir=self.run_dir,
                 handshake_s=self.settings.time_control.handshake_ms / 1000.0,
-                max_games=self.settings.max_games, rules=self.settings.rules.to_dict(),
+                max_games=min(self.settings.max_games, manifest.max_games), rules=self.settings.rules.to_dict(),
                 limits=self.settings.limits, sandbox=self.settings.sandbox, index=self._started,
             )
             self.idle.append(session)
@@ -117,6 +118,87 @@ class SessionPool:
         shutil.rmtree(self.socket_dir, ignore_errors=True)
 
 
+@dataclass(frozen=True, slots=True)
+class MatchSpec:
+    """One match to play: seat 0 = ``manifests[0]``; ``pair_key`` names its duplicate pair."""
+
+    manifests: tuple[Manifest, Manifest]
+    match_id: str
+    seed: Any
+    pair_key: Any = None
+    names: tuple[str, str] | None = None
+
+
+def play_spec(pool: SessionPool, spec: MatchSpec, *, attempts: int = 1) -> MatchOutcome:
+    """Play ``spec`` alone, replaying it from its seed while it is void, at most ``attempts`` times."""
+    outcome = play_match(pool, spec.manifests, spec.match_id, spec.seed, pair_key=spec.pair_key, names=spec.names)
+    return _replay_void(pool, spec, outcome, attempts)
+
+
+def play_at_once(pool: SessionPool, specs: list[MatchSpec], *, attempts: int = 1) -> list[MatchOutcome]:
+    """Play every match of ``specs`` at once through one conductor; outcomes in the order given.
+
+    Each match takes sessions from ``pool`` as ``play_match`` does, so a process that was
+    granted ``max_games > 1`` serves several matches interleaved, but never both seats of one
+    match nor two matches of one pair (a new process is started instead). A void match is then
+    replayed alone from its seed, up to ``attempts`` plays in all.
+    """
+    seated: list[tuple[Referee, tuple[BotSession, BotSession]]] = []
+    checked: list[MatchOutcome] = []
+    broken: set[int] = set()  # sessions whose log failed
+    try:
+        for spec in specs:
+            first = pool.acquire(spec.manifests[0], spec.pair_key)
+            try:
+                second = pool.acquire(spec.manifests[1], spec.pair_key, exclude=(first,))
+            except BaseException:
+                pool.release(first, faulted=False)
+                raise
+            seated.append((_referee(pool.settings, spec), (first, second)))
+        for (referee, sessions), outcome in zip(seated, play_matches(seated)):
+            failed, outcome = _check_logs(referee, sessions, outcome)
+            if failed:
+                broken.update(id(s) for s in sessions)
+            checked.append(outcome)
+    finally:
+        for referee, sessions in seated:
+            _release(pool, referee, sessions, broken=any(id(s) in broken for s in sessions))
+    return [_replay_void(pool, spec, outcome, attempts) for spec, outcome in zip(specs, checked)]
+
+
+def _replay_void(pool: SessionPool, spec: MatchSpec, outcome: MatchOutcome, attempts: int) -> MatchOutcome:
+    for attempt in range(2, attempts + 1):
+        if not outcome.void:
+            break
+        log.warning("match %s void (attempt %d): %s", outcome.match_id, attempt - 1,
+                    "; ".join(f.describe() for f in outcome.faults))
+        outcome = play_match(pool, spec.manifests, spec.match_id, spec.seed, pair_key=spec.pair_key, names=spec.names)
+    return outcome
+
+
+def _referee(settings: MatchSettings, spec: MatchSpec) -> Referee:
+    names = spec.names or (spec.manifests[0].name, spec.manifests[1].name)
+    return Referee(spec.match_id, spec.seed, settings.rules, names, settings.time_control, settings.policy)
+
+
+def _check_logs(referee: Referee, sessions: tuple[BotSession, BotSession],
+                outcome: MatchOutcome) -> tuple[bool, MatchOutcome]:
+    """Whether the arena's own disk failed under the bots' logs; then the match is void, never charged."""
+    broken = [error for s in sessions if s.process and (error := s.process.log_error())]
+    if not broken:
+        return False, outcome
+    referee.fault(Fault(FaultKind.HARNESS, None, "arena", "; ".join(broken), match_id=referee.match_id))
+    return True, referee.outcome()
+
+
+def _release(pool: SessionPool, referee: Referee, sessions: tuple[BotSession, BotSession], *,
+             broken: bool = False) -> None:
+    """Give a match's sessions back; a seat that faulted (or died), or a broken log, closes its process."""
+    faulted_seats = {f.seat for f in referee.faults}
+    for seat, session in enumerate(sessions):
+        pool.release(session, faulted=seat in faulted_seats or not session.alive or broken)
+
+
 def play_match(
     pool: SessionPool,
     manifests: tuple[Manifest, Manifest],
@@ -127,20 +209,13 @@ def play_match(
     names: tuple[str, str] | None = None,
 ) -> MatchOutcome:
     """Play one match, seat 0 = ``manifests[0]``; sessions come from (and return to) ``pool``."""
-    settings = pool.settings
     first = pool.acquire(manifests[0], pair_key)
     sessions = (first, pool.acquire(manifests[1], pair_key, exclude=(first,)))
-    names = names or (manifests[0].name, manifests[1].name)
-    referee = Referee(match_id, seed, settings.rules, names, settings.time_control, settings.policy)
-    broken: list[str] = []
+    referee = _referee(pool.settings, MatchSpec(manifests, match_id, seed, pair_key, names))
+    broken = False
     try:
         outcome = play_matches([(referee, sessions)])[0]
-        broken = [error for s in sessions if s.process and (error := s.process.log_error())]
-        if broken:  # the arena's own disk failed under the bots' logs: void, never charged
-            referee.fault(Fault(FaultKind.HARNESS, None, "arena", "; ".join(broken), match_id=match_id))
-            outcome = referee.outcome()
+        broken, outcome = _check_logs(referee, sessions, outcome)
     finally:
-        faulted_seats = {f.seat for f in referee.faults}
-        for seat, session in enumerate(sessions):
-            pool.release(session, faulted=seat in faulted_seats or not session.alive or bool(broken))
+        _release(pool, referee, sessions, broken=broken)
     return outcome

@@ -31,7 +31,8 @@ from arena.botproc import Limits, Manifest, cgroups, fingerprint, load_manifest,
 from arena.botproc.fingerprint import runtime_changes, runtime_files
 from arena.faults import Fault, FaultKind
 from arena.logsetup import renew_forwarding
-from arena.matchplay import MatchSettings, SessionPool, play_match
+from arena.matchplay import MatchSettings, MatchSpec, SessionPool, play_at_once, play_spec
+from arena.multiplex import pairs_in_flight, submit_pairs
 from arena.referee import MatchOutcome
 from arena.schedule import Pair, schedule
 from arena.tournament import ConfigError, TournamentConfig
@@ -186,24 +187,27 @@ def _manifest(bot_dir: str) -> Manifest:
     return cache[bot_dir]
 
 
-def play_pair(task: PairTask) -> dict[str, Any]:
-    """Play both halves of a pair (run in a worker); returns plain, picklable results."""
-    pool = _session_pool(task.settings, task.run_dir)
+def _specs(task: PairTask) -> list[MatchSpec]:
+    """The pair's two halves: the same deals, seats swapped."""
     manifests = (_manifest(task.bot_dirs[0]), _manifest(task.bot_dirs[1]))
-    outcomes = []
-    for half in (0, 1):
-        order = (0, 1) if half == 0 else (1, 0)
-        for attempt in range(1, MAX_MATCH_ATTEMPTS + 1):
-            outcome = play_match(
-                pool, (manifests[order[0]], manifests[order[1]]), f"p{task.pair_index:05d}h{half}", task.seed,
-                pair_key=task.pair_index, names=(task.labels[order[0]], task.labels[order[1]]),
-            )
-            if not outcome.void:
-                break
-            log.warning("match %s void (attempt %d): %s", outcome.match_id, attempt,
-                        "; ".join(f.describe() for f in outcome.faults))
-        outcomes.append(outcome.to_dict())
+    return [MatchSpec((manifests[order[0]], manifests[order[1]]), f"p{task.pair_index:05d}h{half}", task.seed,
+                      pair_key=task.pair_index, names=(task.labels[order[0]], task.labels[order[1]]))
+            for half, order in enumerate(((0, 1), (1, 0)))]
+
+
+def play_pair(task: PairTask) -> dict[str, Any]:
+    """Play both halves of a pair, one after the other (run in a worker); returns plain, picklable results."""
+    pool = _session_pool(task.settings, task.run_dir)
+    outcomes = [play_spec(pool, spec, attempts=MAX_MATCH_ATTEMPTS).to_dict() for spec in _specs(task)]
     return {"pair_index": task.pair_index, "outcomes": outcomes, "worker": os.getpid()}
+
+
+def play_pairs(tasks: list[PairTask]) -> list[dict[str, Any]]:
+    """Play every half of several pairs at once, multiplexed on the bots' processes (run in a worker)."""
+    pool = _session_pool(tasks[0].settings, tasks[0].run_dir)
+    outcomes = play_at_once(pool, [spec for task in tasks for spec in _specs(task)], attempts=MAX_MATCH_ATTEMPTS)
+    return [{"pair_index": task.pair_index, "outcomes": [o.to_dict() for o in outcomes[2 * i:2 * i + 2]],
+             "worker": os.getpid()} for i, task in enumerate(tasks)]
 
 
 def _void_pair(task: PairTask, detail: str) -> dict[str, Any]:
@@ -426,7 +430,7 @@ def run_tournament(
         env = RatingEnv()
         rater = _restore_rater(store, tid, len(labels), env)
         settings = MatchSettings(rules=config.rules, time_control=config.time_control, policy=config.fault_policy,
-                                 sandbox=config.sandbox, fresh=config.fresh,
+                                 sandbox=config.sandbox, fresh=config.fresh, max_games=config.max_games,
                                  limits=Limits(disk_bytes=config.disk_mb << 20))
         run_dir = str(config.output / BOT_LOGS)
         todo = deque(
@@ -458,7 +462,9 @@ def run_tournament(
             with _sigterm_as_interrupt():
                 while todo or in_flight:
                     try:
-                        while todo and not stopping and len(in_flight) < 2 * config.concurrency:
+                        submitting: list[PairTask] = []
+                        while (todo and not stopping
+                               and len(in_flight) + len(submitting) < pairs_in_flight(config.concurrency, todo)):
                             task = todo.popleft()
                             attempts[task.pair_index] = attempts.get(task.pair_index, 0) + 1
                             if attempts[task.pair_index] > MAX_PAIR_ATTEMPTS:
@@ -466,7 +472,8 @@ def run_tournament(
                                 _store_pair(store, tid, rater, result, seats[task.pair_index],
                                             MAX_PAIR_ATTEMPTS, report)
                                 continue
-                            in_flight[executor.submit(play_pair, task)] = task
+                            submitting.append(task)
+                        in_flight.update(submit_pairs(executor, play_pair, play_pairs, submitting, config.concurrency))
                         finished, _ = cf.wait(list(in_flight), timeout=1.0, return_when=cf.FIRST_COMPLETED)
                         for future in finished:
                             task = in_flight.pop(future)

@@ -13,6 +13,7 @@ A tournament file looks like this (every key but ``bots`` is optional)::
     sandbox = "auto"              # auto | bwrap | fallback
     fresh = false                 # new bot processes for every match
     disk_mb = 64                  # what each bot process may write in all (its /tmp and /dev/shm)
+    max_games = 16                # games one bot process plays at once, at most (1 = lock-step)
 
     [rules]
     profile = "default"           # default | pagat | santase, then any option of docs/rules.md#options
@@ -54,8 +55,10 @@ from arena.schedule import Format
 from results.deals import DealMode
 from results.sprt import SprtRule
 
+DEFAULT_MAX_GAMES = 16  # the most games one bot process plays at once unless a tournament says otherwise
+
 _TOP_KEYS = {"name", "format", "pairs_per_pairing", "seed", "deals", "concurrency", "output", "fault_policy",
-             "sandbox", "fresh", "disk_mb", "rules", "time_control", "bots", "cluster", "registry", "allow_unvalidated"}
+             "sandbox", "fresh", "disk_mb", "max_games", "rules", "time_control", "bots", "cluster", "registry", "allow_unvalidated"}
 _TIME_KEYS = {"time_limit_ms", "bank_ms", "handshake_ms"}
 _BOT_KEYS = {"path", "name", "registry"}
 
@@ -90,6 +93,7 @@ class TournamentConfig:
     sandbox: SandboxMode = SandboxMode.AUTO
     fresh: bool = False
     disk_mb: int = DEFAULT_DISK_BYTES >> 20
+    max_games: int = DEFAULT_MAX_GAMES  # a cap on what each bot announces (1 = lock-step)
     profile: str = "default"
     rule_options: tuple[tuple[str, Any], ...] = ()
     time_control: TimeControl = field(default_factory=TimeControl)
@@ -130,6 +134,7 @@ class TournamentConfig:
             "sandbox": str(self.sandbox),
             "fresh": self.fresh,
             "disk_mb": self.disk_mb,
+            "max_games": self.max_games,
             "cluster": self.cluster,
             "registry": None if self.registry is None else str(self.registry),
             "allow_unvalidated": self.allow_unvalidated,
@@ -151,6 +156,7 @@ class TournamentConfig:
             sandbox=SandboxMode(data["sandbox"]),
             fresh=data["fresh"],
             disk_mb=data.get("disk_mb", DEFAULT_DISK_BYTES >> 20),  # stored before the disk bound
+            max_games=data.get("max_games", 1),  # stored before multiplexed tournaments
             profile=data["profile"],
             rule_options=tuple(sorted(data["rule_options"].items())),
             time_control=TimeControl(**data["time_control"]),
@@ -252,6 +258,7 @@ def config_from_dict(data: dict[str, Any], *, where: str, base: Path) -> Tournam
         sandbox=_choice(where, "sandbox", data.get("sandbox", "auto"), SandboxMode),
         fresh=_expect(where, "fresh", data.get("fresh", False), bool, "true or false"),
         disk_mb=_positive(where, "disk_mb", data.get("disk_mb", DEFAULT_DISK_BYTES >> 20)),
+        max_games=_positive(where, "max_games", data.get("max_games", DEFAULT_MAX_GAMES)),
         profile=profile,
         rule_options=tuple(sorted(rules_table.items())),
         time_control=time_control,

@@ -36,6 +36,8 @@ def _config_from_args(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     from arena.tournament import BotEntry, ConfigError, TournamentConfig, load_config
     from results.deals import DealMode
 
+    if args.max_games is not None and args.max_games < 1:
+        raise ConfigError(f"--max-games must be a positive integer, not {args.max_games}")
     if args.file:
         config = load_config(args.file)
     else:
@@ -59,6 +61,7 @@ def _config_from_args(args: argparse.Namespace):  # type: ignore[no-untyped-def]
         fault_policy=FaultPolicy(args.policy) if args.policy else None,
         sandbox=SandboxMode(args.sandbox) if args.sandbox else None,
         fresh=True if args.fresh else None,
+        max_games=args.max_games,
         cluster=args.cluster,
         time_control=time_control,
     )
@@ -202,6 +205,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     run.add_argument("--policy", choices=["strict", "lenient"], help="fault policy")
     run.add_argument("--sandbox", choices=["auto", "bwrap", "fallback"])
     run.add_argument("--fresh", action="store_true", help="new bot processes for every match")
+    run.add_argument("--max-games", type=int, metavar="N",
+                     help="games one bot process plays at once, at most (default 16; 1 = lock-step)")
     run.add_argument("--cluster", metavar="tcp://HOST:PORT", help="run pairs on a Dask scheduler")
     run.add_argument("--allow-unvalidated", action="store_true",
                      help="let bots that never passed 'arena validate' enter")

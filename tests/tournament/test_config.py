@@ -53,6 +53,7 @@ path = "../{tmp_path.name}/rel"
         ('format = "swiss"\nbots = ["a", "b"]', "'format' must be one of"),
         ('pairs_per_pairing = 0\nbots = ["a", "b"]', "'pairs_per_pairing' must be a positive integer"),
         ('seed = "x"\nbots = ["a", "b"]', "'seed' must be an integer"),
+        ('max_games = 0\nbots = ["a", "b"]', "'max_games' must be a positive integer"),
         ('bots = ["a", "b"]\n[rules]\nmust_head = 3', "must_head"),
         ('bots = ["a", "b"]\n[time_control]\nlimit = 3', "unknown key 'limit'"),
         ('bots = [{path = "a", colour = 1}, "b"]', "bots[0]: unknown key 'colour'"),

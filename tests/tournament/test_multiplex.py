@@ -1,0 +1,149 @@
+"""Multiplexed tournaments: several pairs per worker, interleaved on the bots' processes.
+
+The invariants: a process never serves both halves of a duplicate pair nor both seats of one
+match, a batch never asks more games at once than its bots are granted, and the stored
+results equal a lock-step run's pair by pair and hand by hand.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import multiprocessing
+import os
+import re
+from collections import Counter
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from arena.botproc import Manifest, load_manifest
+from arena.clock import TimeControl
+from arena.matchplay import MatchSettings, MatchSpec, SessionPool, play_at_once
+from arena.multiplex import batches, games_at_once, submit_pairs
+from arena.session import BotSession
+
+from .test_e2e import HANDS, MATCHES, ROOT, arena, rows
+
+CALM = TimeControl(time_limit_ms=5000, bank_ms=20_000, handshake_ms=20_000)
+ANNOUNCED = {"bots/random": 16, "bots/greedy": 8, "bots/pimc": 1}  # their bot.toml's max_games
+
+
+@dataclass(frozen=True)
+class Task:
+    """The part of a runner.PairTask that batching reads."""
+
+    bot_dirs: tuple[str, str]
+    settings: MatchSettings
+    pair_index: int = 0
+
+
+class RecordingPool(SessionPool):
+    """A session pool that notes which session each seat got, and its load just after."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.seated: list[tuple[Any, BotSession, int]] = []
+
+    def acquire(self, manifest: Manifest, pair_key: Any = None, *,
+                exclude: tuple[BotSession, ...] = ()) -> BotSession:
+        session = super().acquire(manifest, pair_key, exclude=exclude)
+        self.seated.append((pair_key, session, session.load))
+        return session
+
+
+def test_one_process_never_serves_both_halves_of_a_pair_nor_both_seats(tmp_path: Path) -> None:
+    random_bot, greedy = load_manifest(ROOT / "bots/random"), load_manifest(ROOT / "bots/greedy")
+    specs = []
+    for pair, (a, b) in enumerate([(random_bot, random_bot), (random_bot, greedy), (greedy, random_bot),
+                                   (random_bot, random_bot)]):
+        specs += [MatchSpec((a, b), f"p{pair}h0", 100 + pair, pair_key=pair),
+                  MatchSpec((b, a), f"p{pair}h1", 100 + pair, pair_key=pair)]
+    pool = RecordingPool(tmp_path, MatchSettings(time_control=CALM, max_games=8))
+    with pool:
+        outcomes = play_at_once(pool, specs)
+        seated = pool.seated
+    assert [o.match_id for o in outcomes] == [s.match_id for s in specs]
+    assert all(not o.faults and o.winner is not None for o in outcomes)
+    seats = [seated[i:i + 2] for i in range(0, len(seated), 2)]  # play_at_once seats each match in turn
+    for (_, first, _), (_, second, _) in seats:
+        assert first is not second
+    for pair in range(4):
+        halves = [{id(s) for _, s, _ in seats[2 * pair + half]} for half in (0, 1)]
+        assert not halves[0] & halves[1], f"pair {pair}: one process served both halves"
+    served = Counter(id(session) for _, session, _ in seated)
+    assert max(served.values()) >= 3  # matches were interleaved on shared processes
+    assert all(load <= session.max_games for _, session, load in seated)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(sorted(ANNOUNCED)), st.sampled_from(sorted(ANNOUNCED))),
+                max_size=30),
+       st.integers(1, 20), st.integers(1, 4))
+def test_batches_keep_order_and_never_exceed_what_every_bot_is_granted(bots: list[tuple[str, str]], cap: int,
+                                                                       workers: int) -> None:
+    tasks = [Task((str(ROOT / a), str(ROOT / b)), MatchSettings(max_games=cap), i) for i, (a, b) in enumerate(bots)]
+    cut = batches(tasks, workers)
+    assert [t for batch in cut for t in batch] == tasks
+    for batch in cut:
+        granted = min(cap, *(ANNOUNCED[Path(d).relative_to(ROOT).as_posix()] for t in batch for d in t.bot_dirs))
+        assert len(batch) <= granted == min(games_at_once(t) for t in batch)
+        assert len(batch) <= -(-len(tasks) // workers)  # shared among the workers
+    if cap == 1:
+        assert all(len(batch) == 1 for batch in cut)
+
+
+def _play_many(tasks: list[Task]) -> list[int]:
+    if any(t.pair_index < 0 for t in tasks):
+        os._exit(3)  # the worker dies while it plays the batch
+    return [10 * t.pair_index for t in tasks]
+
+
+def _play_one(task: Task) -> int:
+    return -task.pair_index
+
+
+def test_each_pair_of_a_batch_gets_its_own_result_or_the_worker_death() -> None:
+    multiplexed = MatchSettings(max_games=4)
+    tasks = [Task((str(ROOT / "bots/random"),) * 2, multiplexed, i) for i in (1, 2, 3)]
+    alone = Task((str(ROOT / "bots/pimc"), str(ROOT / "bots/random")), multiplexed, 4)
+    with cf.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
+        futures = submit_pairs(pool, _play_one, _play_many, [*tasks, alone])
+        assert {futures[f].pair_index: f.result(timeout=60) for f in futures} == {1: 10, 2: 20, 3: 30, 4: -4}
+    doomed = [Task((str(ROOT / "bots/random"),) * 2, multiplexed, i) for i in (5, -6)]
+    with cf.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
+        futures = submit_pairs(pool, _play_one, _play_many, doomed)
+        assert len(futures) == 2
+        for future in futures:
+            with pytest.raises(BrokenProcessPool):
+                future.result(timeout=60)
+
+
+@pytest.mark.e2e
+def test_a_multiplexed_run_stores_what_a_lock_step_run_stores(tmp_path: Path) -> None:
+    bots = ["bots/random", "bots/greedy", "bots/random", "bench/bots/echo"]
+    outs = {}
+    for games in ("1", "8"):
+        out = outs[games] = tmp_path / f"max{games}"
+        result = arena("run", "--bots", *bots, "--pairs", "2", "--public-deals", "--seed", "11", "--concurrency", "2",
+                       "--max-games", games, "--out", str(out), "--quiet", "--allow-unvalidated",
+                       "--time-limit-ms", "5000", timeout=300)
+        assert result.returncode == 0, result.stderr
+    lock, multi = (outs[g] / "arena.sqlite" for g in ("1", "8"))
+    assert len(rows(lock, MATCHES)) == 2 * 2 * 6
+    assert rows(multi, MATCHES) == rows(lock, MATCHES)
+    assert rows(multi, HANDS) == rows(lock, HANDS)
+    granted = {g: set(re.findall(r"ready \(pid \d+, max_games (\d+)", (outs[g] / "arena.log").read_text()))
+               for g in outs}
+    assert granted["1"] == {"1"} and granted["8"] == {"8"}
+
+
+def test_a_bad_max_games_flag_is_one_clear_line(tmp_path: Path) -> None:
+    result = arena("run", "--bots", "bots/random", "bench/bots/echo", "--max-games", "0", "--out",
+                   str(tmp_path / "out"), "--quiet", "--allow-unvalidated")
+    assert result.returncode == 2 and "--max-games must be a positive integer, not 0" in result.stderr
+    assert "Traceback" not in result.stderr and not (tmp_path / "out").exists()
