@@ -37,8 +37,9 @@ def _manifest(bot_dir: str) -> Manifest:
 
 
 def games_at_once(task: BatchTask) -> int:
-    """How many of its games both bots of ``task`` may play at once: the setting caps what they announce."""
-    cap: int = task.settings.max_games
+    """How many of its games both bots of ``task`` may play at once: the setting caps what they
+    announce; ``fresh`` settings (new processes for every match) play one."""
+    cap: int = 1 if task.settings.fresh else task.settings.max_games
     return max(1, min(cap, *(_manifest(d).max_games for d in task.bot_dirs)))
 
 

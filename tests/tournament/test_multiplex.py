@@ -83,11 +83,14 @@ def test_one_process_never_serves_both_halves_of_a_pair_nor_both_seats(tmp_path:
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(sorted(ANNOUNCED)), st.sampled_from(sorted(ANNOUNCED))),
                 max_size=30),
-       st.integers(1, 20), st.integers(1, 4))
+       st.integers(1, 20), st.integers(1, 4), st.booleans())
 def test_batches_keep_order_and_never_exceed_what_every_bot_is_granted(bots: list[tuple[str, str]], cap: int,
-                                                                       workers: int) -> None:
-    tasks = [Task((str(ROOT / a), str(ROOT / b)), MatchSettings(max_games=cap), i) for i, (a, b) in enumerate(bots)]
+                                                                       workers: int, fresh: bool) -> None:
+    tasks = [Task((str(ROOT / a), str(ROOT / b)), MatchSettings(max_games=cap, fresh=fresh), i)
+             for i, (a, b) in enumerate(bots)]
     cut = batches(tasks, workers)
+    if fresh:
+        cap = 1  # new processes for every match: never two matches on one
     assert [t for batch in cut for t in batch] == tasks
     for batch in cut:
         granted = min(cap, *(ANNOUNCED[Path(d).relative_to(ROOT).as_posix()] for t in batch for d in t.bot_dirs))
