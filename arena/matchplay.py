@@ -155,7 +155,7 @@ def play_at_once(pool: SessionPool, specs: list[MatchSpec], *, attempts: int = 1
                 pool.release(first, faulted=False)
                 raise
             seated.append((_referee(pool.settings, spec), (first, second)))
-        for (referee, sessions), outcome in zip(seated, play_matches(seated)):
+        for (referee, sessions), outcome in zip(seated, play_matches([(r, s) for r, s in seated])):
             failed, outcome = _check_logs(referee, sessions, outcome)
             if failed:
                 broken.update(id(s) for s in sessions)
