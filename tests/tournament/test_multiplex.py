@@ -43,20 +43,49 @@ class Task:
 
 
 class RecordingPool(SessionPool):
-    """A session pool that notes which session each seat got, and its load just after."""
+    """A session pool that notes which session each seat got and its load just after, and for
+    each process the requests it owes (sent minus answers read) whenever one goes out and
+    whenever it is frozen."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.seated: list[tuple[Any, BotSession, int]] = []
+        self.owed_at_send: list[int] = []
+        self.owed_at_freeze: list[int] = []
 
     def acquire(self, manifest: Manifest, pair_key: Any = None, *,
                 exclude: tuple[BotSession, ...] = ()) -> BotSession:
         session = super().acquire(manifest, pair_key, exclude=exclude)
+        if not any(s is session for _, s, _ in self.seated):
+            self._watch(session)
         self.seated.append((pair_key, session, session.load))
         return session
 
+    def _watch(self, session: BotSession) -> None:
+        counts = {"sent": 0, "read": 0}
+        send, receive, process = session.send, session.receive, session.process
+        assert process is not None
+        freeze = process.freeze
 
-def test_one_process_never_serves_both_halves_of_a_pair_nor_both_seats(tmp_path: Path) -> None:
+        def counting_send(payload: bytes) -> bool:
+            if b'"type":"request"' in payload:
+                counts["sent"] += 1
+                self.owed_at_send.append(counts["sent"] - counts["read"])
+            return send(payload)
+
+        def counting_receive(limit: int = 64) -> list[bytes]:
+            replies = receive(limit)
+            counts["read"] += len(replies)
+            return replies
+
+        def noting_freeze() -> None:
+            self.owed_at_freeze.append(counts["sent"] - counts["read"])
+            freeze()
+
+        session.send, session.receive, process.freeze = counting_send, counting_receive, noting_freeze  # type: ignore[method-assign]
+
+
+def test_one_process_never_serves_both_halves_of_a_pair_nor_both_seats_and_sleeps_only_when_it_owes_nothing(tmp_path: Path) -> None:
     random_bot, greedy = load_manifest(ROOT / "bots/random"), load_manifest(ROOT / "bots/greedy")
     specs = []
     for pair, (a, b) in enumerate([(random_bot, random_bot), (random_bot, greedy), (greedy, random_bot),
@@ -78,6 +107,8 @@ def test_one_process_never_serves_both_halves_of_a_pair_nor_both_seats(tmp_path:
     served = Counter(id(session) for _, session, _ in seated)
     assert max(served.values()) >= 3  # matches were interleaved on shared processes
     assert all(load <= session.max_games for _, session, load in seated)
+    # A process is frozen only when it owes no answer in any of its games, though it owed several at times.
+    assert max(pool.owed_at_send) >= 2 and pool.owed_at_freeze and set(pool.owed_at_freeze) == {0}
 
 
 @settings(max_examples=60, deadline=None)
