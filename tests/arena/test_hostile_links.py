@@ -11,8 +11,9 @@ the attack missing its target.
 
 ``linkpeek`` plays without bubblewrap (``sandbox = fallback``): there every bot's endpoint is
 reachable, so the defence is shown not to rest on the endpoint being hidden. For the same
-reason control groups are off: a bot is frozen while it owes no answer, which already stops
-most of these attacks during the opponent's turns; the link must hold without that.
+reason control groups are off in the match tests: a bot is frozen while it owes no answer,
+which already stops most of these attacks during the opponent's turns; the link must hold
+without that. The tournaments run with the whole defence (see ``WHOLE_DEFENCE``).
 """
 
 from __future__ import annotations
@@ -161,8 +162,9 @@ def test_linkpeek_cannot_touch_the_opponents_link(make_pool: Callable[..., Recor
     bot, opponent = hostile("linkpeek"), load_manifest(RANDOM)
     assert_as_echo(play_both_seats(pool, bot, opponent), echo_outcomes)
     victims = pool.sessions_of(opponent)
-    # it reached an opponent's endpoint before that bot's hello, and was refused after it
-    assert sum(s.foreign_connections for s in victims) >= 1
+    # Whether the arena saw one of its connections before the opponent's hello is a race (the
+    # socket file goes once the hello is in), so the evidence that it reached an endpoint and
+    # was refused there comes from its own counts below; the victim kept its one link.
     assert all(s.own_connections == 1 for s in victims)
     seen = wait_for_stderr(pool.sessions_of(bot), r"linkpeek: targets (\d+) connected (\d+) refused ([1-9]\d*)")
     assert int(seen[1]) >= 1 and int(seen[2]) >= 1
@@ -264,6 +266,12 @@ HAND_ROWS = ("SELECT m.pair_index, m.half, h.hand_index, h.record_json FROM hand
 CUP = [RANDOM, ECHO, *(HOSTILE / name for name in ("linkpeek", "strayframes", "monitorflood", "fdflood", "replayflood"))]
 
 
+# The tournaments run with the whole defence, control groups included where the machine has
+# them: with them off, a flooder's threads take the CPU from bots in other pairs, which is the
+# control groups' job to prevent (docs/fairness.md), not the link's.
+WHOLE_DEFENCE = {k: v for k, v in os.environ.items() if k != cgroups.ENV_SWITCH}
+
+
 def run_cup(tmp_path: Path, name: str, bots: list[Path], concurrency: int, clock: TimeControl = TIME) -> Path:
     out = tmp_path / name
     lines = [f'name = "{name}"', "seed = 5", 'deals = "public"', "pairs_per_pairing = 1",
@@ -275,7 +283,7 @@ def run_cup(tmp_path: Path, name: str, bots: list[Path], concurrency: int, clock
     config = tmp_path / f"{name}.toml"
     config.write_text("\n".join(lines) + "\n", encoding="utf-8")
     done = subprocess.run([*ARENA, "run", str(config), "--quiet"], capture_output=True, text=True,
-                          timeout=150, cwd=ROOT, env=LINKS_ALONE)
+                          timeout=150, cwd=ROOT, env=WHOLE_DEFENCE)
     assert done.returncode == 0, done.stderr
     return out / "arena.sqlite"
 
