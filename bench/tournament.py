@@ -5,7 +5,7 @@ line twice per run, once with each setting, and prints hands/s of the whole run 
 sandboxes, storing and ratings included), the medians and their ratio. The two stored
 results are checked equal match by match.
 
-    .venv/bin/python bench/tournament.py [--bots 3] [--pairs 6] [--games 16] [--runs 1] [--concurrency 2]
+    .venv/bin/python bench/tournament.py [--bots 3] [--pairs 40] [--games 16] [--runs 1] [--concurrency 2]
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def run(out: Path, games: int, args: argparse.Namespace) -> tuple[float, list[tu
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bots", type=int, default=3, help="random bots in the round robin")
-    parser.add_argument("--pairs", type=int, default=6, help="pairs per pairing")
+    parser.add_argument("--pairs", type=int, default=40, help="pairs per pairing")
     parser.add_argument("--games", type=int, default=16, help="--max-games of the multiplexed run")
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--concurrency", type=int, default=2)
