@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import ctypes
+import errno
+import json
 import logging
 import multiprocessing
 import multiprocessing.util
@@ -27,25 +29,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from arena.botproc import Limits, Manifest, cgroups, fingerprint, load_manifest, resolve_mode
+from arena.botproc import Limits, Manifest, ManifestError, cgroups, fingerprint, load_manifest, resolve_mode
 from arena.botproc.fingerprint import runtime_changes, runtime_files
 from arena.faults import Fault, FaultKind
 from arena.logsetup import renew_forwarding
 from arena.matchplay import MatchSettings, MatchSpec, SessionPool, play_at_once, play_spec
 from arena.multiplex import pairs_in_flight, submit_pairs
+from arena.output import BOT_LOGS, MIB, forget_held_locks, free_space, hold_output, space_needed
 from arena.referee import MatchOutcome
 from arena.schedule import Pair, schedule
 from arena.tournament import ConfigError, TournamentConfig
 from results.deals import DealMode, Deals, new_key
 from results.ratings import PairResults, Rating, RatingEnv, ScheduleRater
-from results.store import DB_NAME, Store
+from results.store import DB_NAME, DiskFullError, Store
 
 log = logging.getLogger(__name__)
 
 MAX_MATCH_ATTEMPTS = 3  # a void (harness-faulted) match is replayed from its seed at most this often
 MAX_PAIR_ATTEMPTS = 3  # a pair whose worker died is re-queued at most this often
-BOT_LOGS = "bots"
-LOG_NAME = "arena.log"
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +57,7 @@ class PairTask:
     seed: int
     bot_dirs: tuple[str, str]
     labels: tuple[str, str]
+    fingerprints: tuple[str, str]  # as stored when the tournament started; checked before and after
     settings: MatchSettings
     run_dir: str
 
@@ -81,6 +83,9 @@ class RunReport:
     seconds: float = 0.0
     faults: int = 0
     ratings: dict[int, Rating] = field(default_factory=dict)
+    already_finished: bool = False
+    stopped_for: str | None = None  # why the run stopped early by itself (a disk running full)
+    withdrawn: dict[str, str] = field(default_factory=dict)  # label -> why its pairs are refused
 
     @property
     def finished(self) -> bool:
@@ -93,16 +98,32 @@ class RunReport:
         return self.pairs_done_before + self.pairs_played == self.pairs_total
 
 
+@dataclass(frozen=True, slots=True)
+class Entrants:
+    """The bots of a tournament as they are now: manifests, distinct labels and fingerprints."""
+
+    manifests: tuple[Manifest, ...]
+    labels: tuple[str, ...]
+    fingerprints: tuple[str, ...]
+
+
 # ---------------------------------------------------------------------- workers
 
 _local = threading.local()
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
+# In a local worker: the parent's table of which worker plays which pair (pair index -> pid).
+_playing: Any = None
 
 
-def worker_init() -> None:
-    """In a local worker: ignore Ctrl-C (the parent handles it) and die with the parent."""
+def worker_init(playing: Any = None) -> None:
+    """In a local worker: ignore Ctrl-C (the parent handles it), die with the parent, and report
+    in ``playing`` (a shared array) which pair this process plays."""
+    global _playing
+    _playing = playing
+    forget_held_locks()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent's stop-flag handler is inherited by fork
     parent = os.getppid()
     try:
         libc = ctypes.CDLL(None, use_errno=True)
@@ -195,19 +216,69 @@ def _specs(task: PairTask) -> list[MatchSpec]:
             for half, order in enumerate(((0, 1), (1, 0)))]
 
 
+def current_fingerprint(bot_dir: str) -> str:
+    """The bot folder's fingerprint, hashed again only when a file's stat changed since the last call."""
+    signature = []
+    for dirpath, dirnames, filenames in os.walk(bot_dir):
+        for name in sorted(dirnames + filenames):
+            st = os.lstat(os.path.join(dirpath, name))
+            signature.append((dirpath, name, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+    cache: dict[str, tuple[list[tuple[Any, ...]], str]] = _local.__dict__.setdefault("prints", {})
+    known = cache.get(bot_dir)
+    if known is None or known[0] != signature:
+        known = cache[bot_dir] = (signature, fingerprint(bot_dir))
+    return known[1]
+
+
+def _changed_bots(task: PairTask) -> list[tuple[int, str]]:
+    """(slot, fingerprint now) of the pair's bots whose folders differ from the given fingerprints."""
+    changed = []
+    for slot, (bot_dir, expected) in enumerate(zip(task.bot_dirs, task.fingerprints)):
+        try:
+            now = current_fingerprint(bot_dir)
+        except (OSError, ManifestError):
+            now = "missing"
+        if now != expected:
+            changed.append((slot, now))
+    return changed
+
+
 def play_pair(task: PairTask) -> dict[str, Any]:
     """Play both halves of a pair, one after the other (run in a worker); returns plain, picklable results."""
-    pool = _session_pool(task.settings, task.run_dir)
-    outcomes = [play_spec(pool, spec, attempts=MAX_MATCH_ATTEMPTS).to_dict() for spec in _specs(task)]
-    return {"pair_index": task.pair_index, "outcomes": outcomes, "worker": os.getpid()}
+    return play_pairs([task])[0]
 
 
 def play_pairs(tasks: list[PairTask]) -> list[dict[str, Any]]:
-    """Play every half of several pairs at once, multiplexed on the bots' processes (run in a worker)."""
-    pool = _session_pool(tasks[0].settings, tasks[0].run_dir)
-    outcomes = play_at_once(pool, [spec for task in tasks for spec in _specs(task)], attempts=MAX_MATCH_ATTEMPTS)
-    return [{"pair_index": task.pair_index, "outcomes": [o.to_dict() for o in outcomes[2 * i:2 * i + 2]],
-             "worker": os.getpid()} for i, task in enumerate(tasks)]
+    """Play every half of several pairs, multiplexed on the bots' processes (run in a worker).
+
+    A pair whose bot folder differs from its stored fingerprint before or after it is played
+    is not played, or its results are dropped: its result then names the changed bots only.
+    """
+    results: dict[int, dict[str, Any]] = {}
+    playable = []
+    for task in tasks:
+        if _playing is not None:
+            _playing[task.pair_index] = os.getpid()
+        changed = _changed_bots(task)
+        if changed:
+            results[task.pair_index] = {"pair_index": task.pair_index, "changed": changed}
+        else:
+            playable.append(task)
+    if playable:
+        pool = _session_pool(playable[0].settings, playable[0].run_dir)
+        specs = [spec for task in playable for spec in _specs(task)]
+        if len(specs) == 2:
+            outcomes = [play_spec(pool, spec, attempts=MAX_MATCH_ATTEMPTS) for spec in specs]
+        else:
+            outcomes = play_at_once(pool, specs, attempts=MAX_MATCH_ATTEMPTS)
+        for i, task in enumerate(playable):
+            changed = _changed_bots(task)  # edited while it played: which version played is unknown
+            results[task.pair_index] = {"pair_index": task.pair_index, "changed": changed} if changed else {
+                "pair_index": task.pair_index, "outcomes": [o.to_dict() for o in outcomes[2 * i:2 * i + 2]],
+                "changed": []}
+    return [results[task.pair_index] for task in tasks]
+
+
 
 
 def _void_pair(task: PairTask, detail: str) -> dict[str, Any]:
@@ -219,16 +290,19 @@ def _void_pair(task: PairTask, detail: str) -> dict[str, Any]:
             match_id=fault.match_id, seed=task.seed, names=task.labels, rules=task.settings.rules.to_dict(),
             winner=None, score=(0, 0), forfeit=False, void=True, faults=[fault], results=[], records=[],
         ).to_dict())
-    return {"pair_index": task.pair_index, "outcomes": outcomes, "worker": None}
+    return {"pair_index": task.pair_index, "outcomes": outcomes, "changed": []}
 
 
 # ---------------------------------------------------------------------- executors
 
 
-def local_executor(workers: int) -> cf.Executor:
-    """A fork process pool: made once, before this process opens any ZeroMQ context."""
+def local_executor(workers: int, playing: Any = None) -> cf.Executor:
+    """A fork process pool: made once, before this process opens any ZeroMQ context.
+
+    ``playing``: a shared array the workers fill with the pid that plays each pair.
+    """
     return cf.ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"),
-                                  initializer=worker_init)
+                                  initializer=worker_init, initargs=(playing,))
 
 
 def cluster_executor(address: str) -> cf.Executor:
@@ -260,65 +334,57 @@ def _shutdown(executor: cf.Executor, *, discard: bool) -> None:
 # ---------------------------------------------------------------------- the parent
 
 
-def check_output_folder(out: Path) -> None:
-    """Refuse an output folder that is a file or a foreign non-empty folder; create it if missing.
-    (Its bot-log folder may already exist: a volume of its own, mounted there beforehand.)"""
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"{out}: the output folder is a file")
-    foreign = [p for p in out.iterdir() if p.name not in (LOG_NAME, BOT_LOGS)] if out.is_dir() else []
-    if foreign and not (out / DB_NAME).exists():
-        raise ConfigError(f"{out}: exists and is not an arena output folder (no {DB_NAME}); use a new folder")
-    out.mkdir(parents=True, exist_ok=True)
+def prepare_entrants(config: TournamentConfig) -> Entrants:
+    """Load every entrant's manifest, label and fingerprint; refuses before anything is written."""
+    manifests = tuple(load_manifest(entry.path) for entry in config.bots)
+    return Entrants(manifests, tuple(_labels(config, manifests)), tuple(fingerprint(m.bot_dir) for m in manifests))
 
 
-def open_tournament(config: TournamentConfig) -> tuple[Store, int, list[Pair], list[str]]:
-    """Open or create the output folder's store for ``config``; check a resumed run matches it."""
-    out = config.output
-    check_output_folder(out)
-    db_path = out / DB_NAME
-    manifests = [load_manifest(entry.path) for entry in config.bots]
-    labels = _labels(config, manifests)
-    prints = [fingerprint(m.bot_dir) for m in manifests]
-    store = Store(db_path, create=True)
-    try:
-        if not store.has_tournament():
-            deals = Deals.secret(new_key()) if config.deals is DealMode.SECRET else Deals.public(config.seed)
-            pairs = schedule(len(manifests), config.format, config.pairs_per_pairing, deals)
-            entrants = [
-                {"name": m.name, "version": m.version, "fingerprint": fp, "path": str(m.bot_dir), "label": label}
-                for m, fp, label in zip(manifests, prints, labels)
-            ]
-            tid = store.create_tournament(config.name, config.seed, config.to_dict(), entrants,
-                                          [(p.index, p.a, p.b, p.seed) for p in pairs], deal_key=deals.key)
-            store.record_runtime(tid, runtime_files())
-        else:
-            tid = _check_resume(store, config, prints)
-            _check_runtime(store, tid)
-            deals = store.deals(tid)
-            if deals.mode is not config.deals:
-                raise ConfigError(f"{out}: the tournament's settings say {config.deals} deals, but its store "
-                                  f"holds {deals.mode} ones; the store was changed by hand")
-            pairs = schedule(len(manifests), config.format, config.pairs_per_pairing, deals)
-    except BaseException:
-        store.close()
-        raise
-    return store, tid, pairs, labels
-
-
-def _labels(config: TournamentConfig, manifests: list[Manifest]) -> list[str]:
+def _labels(config: TournamentConfig, manifests: tuple[Manifest, ...]) -> list[str]:
+    """Each entrant's label (its ``name`` in the file, else its manifest's name); no two alike."""
     labels: list[str] = []
-    for entry, manifest in zip(config.bots, manifests):
+    for i, (entry, manifest) in enumerate(zip(config.bots, manifests)):
         label = entry.label or manifest.name
-        base, n = label, 2
-        while label in labels:
-            label, n = f"{base}#{n}", n + 1
+        if label in labels:
+            first = labels.index(label)
+            raise ConfigError(
+                f"bots[{first}] ({config.bots[first].path}) and bots[{i}] ({entry.path}) are both labelled "
+                f"{label!r}; give them distinct labels (name = \"...\" in their [[bots]] tables)")
         labels.append(label)
     return labels
 
 
-def _check_resume(store: Store, config: TournamentConfig, prints: list[str]) -> int:
-    import json
+def open_tournament(config: TournamentConfig, entrants: Entrants) -> tuple[Store, int, list[Pair]]:
+    """Open or create the output folder's store for ``config``; check a resumed run matches it."""
+    store = Store(config.output / DB_NAME, create=True)
+    n = len(entrants.labels)
+    try:
+        if not store.has_tournament():
+            deals = Deals.secret(new_key()) if config.deals is DealMode.SECRET else Deals.public(config.seed)
+            pairs = schedule(n, config.format, config.pairs_per_pairing, deals)
+            rows = [
+                {"name": m.name, "version": m.version, "fingerprint": fp, "path": str(m.bot_dir), "label": label}
+                for m, fp, label in zip(entrants.manifests, entrants.fingerprints, entrants.labels)
+            ]
+            tid = store.create_tournament(config.name, config.seed, config.to_dict(), rows,
+                                          [(p.index, p.a, p.b, p.seed) for p in pairs], deal_key=deals.key)
+            store.record_runtime(tid, runtime_files())
+        else:
+            tid = _check_resume(store, config, entrants.fingerprints)
+            if store.tournament()["finished_at"] is None:  # a finished one is left as it is
+                _check_runtime(store, tid)
+            deals = store.deals(tid)
+            if deals.mode is not config.deals:
+                raise ConfigError(f"{config.output}: the tournament's settings say {config.deals} deals, but its "
+                                  f"store holds {deals.mode} ones; the store was changed by hand")
+            pairs = schedule(n, config.format, config.pairs_per_pairing, deals)
+    except BaseException:
+        store.close()
+        raise
+    return store, tid, pairs
 
+
+def _check_resume(store: Store, config: TournamentConfig, prints: tuple[str, ...]) -> int:
     row = store.tournament()
     stored = TournamentConfig.from_dict(json.loads(row["config_json"]))
     mine, theirs = config.schedule_key(), stored.schedule_key()
@@ -327,8 +393,10 @@ def _check_resume(store: Store, config: TournamentConfig, prints: list[str]) -> 
             raise ConfigError(f"{config.output}: holds tournament {row['name']!r} whose {key} differs "
                               f"({theirs[key]!r} there, {mine[key]!r} now); use a new output folder or "
                               f"'arena resume {config.output}'")
+    if row["finished_at"] is not None:  # nothing will be played: changed bots do not matter
+        return int(row["id"])
     for entrant, fp in zip(store.entrants(row["id"]), prints):
-        if entrant["fingerprint"] != fp:
+        if entrant["fingerprint"] != fp and entrant["withdrawn"] is None:
             raise ConfigError(
                 f"bot {entrant['label']!r} changed since this tournament started (fingerprint "
                 f"{entrant['fingerprint'][:12]} then, {fp[:12]} now): a changed bot is a new entrant; "
@@ -382,162 +450,337 @@ def _restore_rater(store: Store, tid: int, entrants: int, env: RatingEnv) -> Sch
     return rater
 
 
-@contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
-    """Treat SIGTERM like Ctrl-C while the run loop owns the main thread."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
+class StopFlag:
+    """Counts SIGINT and SIGTERM while installed: 1 = finish the pairs in flight, 2 = discard them.
 
-    def handler(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt
+    The handlers only count; the run loop reads the count between steps, so a signal never
+    lands in the middle of storing a pair.
+    """
 
-    previous = signal.signal(signal.SIGTERM, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    def __init__(self) -> None:
+        self.count = 0
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        self.count += 1
+
+    @contextmanager
+    def installed(self) -> Iterator[StopFlag]:
+        """Install the handlers (main thread only; elsewhere the flag is never set by signals)."""
+        if threading.current_thread() is not threading.main_thread():
+            yield self
+            return
+        previous = {sig: signal.signal(sig, self._handle) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield self
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+
+class ResultSink:
+    """Stores finished pairs with the rating snapshots they unlock, as one unit.
+
+    The snapshots are computed on a copy of the rater, which replaces the rater only once the
+    store committed the pair: a failed or interrupted commit leaves both as they were.
+    """
+
+    def __init__(self, store: Store, tid: int, rater: ScheduleRater, report: RunReport,
+                 seats: dict[int, list[tuple[int, int]]], labels: tuple[str, ...]) -> None:
+        self.store, self.tid, self.rater, self.report = store, tid, rater, report
+        self.seats, self.labels = seats, labels
+        self.withdrawn = {e["entrant"]: e["withdrawn"] for e in store.entrants(tid) if e["withdrawn"] is not None}
+        report.withdrawn = {labels[e]: why for e, why in self.withdrawn.items()}
+
+    def record(self, result: dict[str, Any], attempts: int, *, withdraw: dict[int, str] | None = None) -> None:
+        """Store one pair's result, and withdraw entrants with it (StoreError: then nothing changed)."""
+        index, outcomes = result["pair_index"], result["outcomes"]
+        trial = self.rater.copy()
+        snapshots = trial.add(index, _pair_results(outcomes, self.seats[index]))
+        with self.store.transaction():
+            for entrant, why in (withdraw or {}).items():
+                self.store.withdraw(self.tid, entrant, why)
+            self.store.record_pair(self.tid, index, outcomes, self.seats[index], snapshots, attempts=attempts)
+        self.rater = trial
+        self.report.pairs_played += 1
+        self.report.faults += sum(len(o["faults"]) for o in outcomes)
+        for entrant, why in (withdraw or {}).items():
+            log.error("bot %r %s", self.labels[entrant], why)
+            self.withdrawn[entrant] = why
+            self.report.withdrawn[self.labels[entrant]] = why
+
+    def refused_entrants(self, task: PairTask) -> list[int]:
+        """The pair's entrants already withdrawn (changed during the run)."""
+        return [e for e in self.seats[task.pair_index][0] if e in self.withdrawn]
+
+    def refuse(self, task: PairTask, changed: list[tuple[int, str]]) -> None:
+        """Withdraw the pair's changed bots and store the pair void, naming them."""
+        entrants = self.seats[task.pair_index][0]
+        withdraw = {
+            entrants[slot]: (f"changed during the run (fingerprint {task.fingerprints[slot][:12]} at the start, "
+                             f"{now[:12]} at pair {task.pair_index}): its remaining pairs are refused")
+            for slot, now in changed if entrants[slot] not in self.withdrawn
+        }
+        names = ", ".join(repr(self.labels[e]) for e in sorted({*withdraw, *self.refused_entrants(task)}))
+        self.record(_void_pair(task, f"refused: {names} changed during the run"), 0, withdraw=withdraw)
+
+    def refuse_withdrawn(self, task: PairTask) -> None:
+        """Store a pair of an already withdrawn bot void, without playing it."""
+        self.refuse(task, [])
+
+
+class PairScheduler:
+    """Plays the pairs still to play on an executor: submit, collect, recover from a dead worker, finish.
+
+    A pair is charged an attempt only for its own failures: an exception from its worker, or
+    the death of the worker that was playing it. Pairs re-queued because another worker died
+    are replayed free; a pair that fails ``MAX_PAIR_ATTEMPTS`` times is stored void.
+    """
+
+    def __init__(self, config: TournamentConfig, sink: ResultSink, todo: deque[PairTask],
+                 factory: Callable[[Any], cf.Executor], *, adopt_orphans: bool, bar: Any,
+                 groups: Any, stop_rule: StopRule | None = None) -> None:
+        self.config, self.sink, self.todo, self.factory, self.bar = config, sink, todo, factory, bar
+        self.groups = groups  # the run's control groups: a dead worker's bots are cleared from them
+        self.stop_rule = stop_rule
+        self.adopt_orphans = adopt_orphans
+        self.playing = None if config.cluster else multiprocessing.get_context("fork").Array(
+            "q", sink.report.pairs_total, lock=False)
+        self.stop = StopFlag()
+        self.in_flight: dict[cf.Future[dict[str, Any]], PairTask] = {}
+        self.failures: dict[int, int] = {}
+        self.workers: set[int] = set()
+        self.discard = False
+        self._stops_seen = 0
+
+    @property
+    def stopping(self) -> bool:
+        """No more pairs are submitted (Ctrl-C, SIGTERM, the disk running full, or the stopping rule)."""
+        report = self.sink.report
+        return self.stop.count > 0 or report.stopped_for is not None or report.stopped
+
+    def run(self) -> None:
+        """Play until every pair is stored, or a stop was asked for and the pairs in flight are done."""
+        with self.stop.installed():
+            self.executor = self.factory(self.playing)
+            try:
+                while (self.todo and not self.stopping) or self.in_flight:
+                    self._notice_stops()
+                    if self.discard:
+                        log.warning("discarding %d pairs in flight (a resume replays them)", len(self.in_flight))
+                        break
+                    self._submit()
+                    self._collect()
+            finally:
+                self._finish()
+
+    def _notice_stops(self) -> None:
+        if self.stop.count == self._stops_seen:
+            return
+        self._stops_seen = self.stop.count
+        self.sink.report.interrupted = True
+        if self.stop.count == 1:
+            log.warning("interrupted: finishing %d pairs in flight (Ctrl-C again to discard them)", len(self.in_flight))
+        else:
+            self.discard = True
+
+    def _submit(self) -> None:
+        """Submit pairs up to the pairs kept in flight, in batches a worker plays at once."""
+        submitting: list[PairTask] = []
+        while (self.todo and not self.stopping
+               and len(self.in_flight) + len(submitting) < pairs_in_flight(self.config.concurrency, self.todo)):
+            if not self._room_for_a_pair():
+                break
+            task = self.todo.popleft()
+            if self.sink.refused_entrants(task):
+                self._store(self.sink.refuse_withdrawn, task)
+                continue
+            if self.playing is not None:
+                self.playing[task.pair_index] = 0
+            submitting.append(task)
+        if submitting:
+            self.in_flight.update(submit_pairs(self.executor, play_pair, play_pairs, submitting,
+                                               self.config.concurrency))
+
+    def _room_for_a_pair(self) -> bool:
+        out, report = self.config.output, self.sink.report
+        needed = space_needed(out, report.pairs_done_before + report.pairs_played,
+                              pairs_in_flight(self.config.concurrency, self.todo))
+        free = free_space(out)
+        if free >= needed:
+            return True
+        report.stopped_for = (f"{out}: only {free / MIB:.1f} MiB free, and the arena needs {needed / MIB:.1f} MiB "
+                              f"to go on (results, bot logs); free some space, then 'arena resume {out}'")
+        log.error("stopping: %s", report.stopped_for)
+        return False
+
+    def _collect(self) -> None:
+        finished, _ = cf.wait(list(self.in_flight), timeout=0.25, return_when=cf.FIRST_COMPLETED)
+        for future in finished:
+            task = self.in_flight.pop(future, None)
+            if task is None:  # re-queued when a worker died
+                continue
+            try:
+                result = future.result()
+            except BrokenProcessPool:
+                self._on_worker_death(task)
+                return
+            except Exception as exc:  # a harness failure in the worker: never charged to a bot
+                self._on_pair_error(task, exc)
+                continue
+            if result["changed"]:
+                self._store(self.sink.refuse, task, result["changed"])
+            else:
+                self._store(self.sink.record, result, self.failures.get(task.pair_index, 0) + 1)
+                self._ask_stop_rule()
+                self.bar.update(2)
+                self.bar.set_postfix_str(f"leader {_leader(self.sink.rater, self.sink.labels)}", refresh=False)
+
+    def _ask_stop_rule(self) -> None:
+        report = self.sink.report
+        if self.stop_rule is not None and not report.stopped and self.stop_rule.decided(self.sink.store, self.sink.tid):
+            report.stopped = True
+            log.info("the stopping rule decided: no more pairs are started")
+
+    def _store(self, action: Callable[..., None], *args: Any) -> None:
+        """Run a store action; a full disk stops the run (the pair is replayed by a resume)."""
+        try:
+            action(*args)
+        except DiskFullError as exc:
+            self.sink.report.stopped_for = str(exc)
+            log.error("stopping: %s", exc)
+            self.discard = True  # the pairs in flight could not be stored either
+
+    def _on_pair_error(self, task: PairTask, exc: Exception) -> None:
+        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            self.todo.appendleft(task)
+            self.sink.report.stopped_for = (f"{self.config.output}: the disk is full in a worker ({exc}); free "
+                                            f"some space, then 'arena resume {self.config.output}'")
+            log.error("stopping: %s", self.sink.report.stopped_for)
+            return
+        log.error("pair %d failed in the harness; it is replayed", task.pair_index, exc_info=exc)
+        self._failed(task, f"the pair failed in the harness every time (last: {exc!r})")
+
+    def _failed(self, task: PairTask, detail: str) -> None:
+        """Count one of the pair's own failures: re-queue it, or store it void after the last attempt."""
+        failures = self.failures[task.pair_index] = self.failures.get(task.pair_index, 0) + 1
+        if failures < MAX_PAIR_ATTEMPTS:
+            self.todo.appendleft(task)
+        else:
+            self._store(self.sink.record, _void_pair(task, detail), failures)
+
+    def _on_worker_death(self, task: PairTask) -> None:
+        """Re-queue every pair in flight; charge only those the dead worker was playing; new workers."""
+        lost = sorted([task, *self.in_flight.values()], key=lambda t: t.pair_index, reverse=True)
+        self.in_flight.clear()
+        dead = self._dead_workers()
+        if self.playing is None or not dead:  # no way to tell: charge every pair that had started
+            charged = {t.pair_index for t in lost if self.playing is None or self.playing[t.pair_index]}
+        else:
+            charged = {t.pair_index for t in lost if self.playing[t.pair_index] in dead}
+        log.error("a worker died (pid %s); pairs %s were on it, %d other pairs in flight are replayed free",
+                  sorted(dead) or "unknown", sorted(charged) or "none", len(lost) - len(charged))
+        for lost_task in lost:
+            if lost_task.pair_index in charged:
+                self._failed(lost_task, "its worker died every time")
+            else:
+                self.todo.appendleft(lost_task)
+        self.workers |= worker_pids(self.executor)
+        _shutdown(self.executor, discard=True)
+        self.groups.clear_launched_by(self.workers)
+        renew_forwarding()
+        self.executor = self.factory(self.playing)
+        if self.adopt_orphans:
+            reap_strays(self.workers)
+
+    def _dead_workers(self) -> set[int]:
+        """Local workers that died by themselves (the pool terminates the others with SIGTERM)."""
+        processes = getattr(self.executor, "_processes", None) or {}
+        return {pid for pid, process in processes.items() if process.exitcode not in (None, -signal.SIGTERM)}
+
+    def _finish(self) -> None:
+        self.bar.close()
+        self.workers |= worker_pids(self.executor)
+        _shutdown(self.executor, discard=bool(self.in_flight))
+        self.groups.clear_launched_by(self.workers)
+        if self.adopt_orphans:
+            reap_strays(self.workers)
+        self.groups.close()
 
 
 def run_tournament(
     config: TournamentConfig,
     *,
     progress: bool | None = None,
-    executor_factory: Callable[[], cf.Executor] | None = None,
+    executor_factory: Callable[[Any], cf.Executor] | None = None,
     reap_orphans: bool = False,
     stop_rule: StopRule | None = None,
+    entrants: Entrants | None = None,
 ) -> RunReport:
-    """Run (or resume) ``config``'s tournament until every pair is stored or it is interrupted.
+    """Run (or resume) ``config``'s tournament until every pair is stored or it is stopped.
 
-    ``progress``: None shows a bar only on a terminal. The first Ctrl-C stops submitting and
-    finishes the pairs in flight; a second one discards them (a resume replays them).
+    ``progress``: None shows a bar only on a terminal. The first Ctrl-C (or SIGTERM) stops
+    submitting and finishes the pairs in flight; a second one discards them (a resume replays
+    them). The run also stops by itself when the disk under the output folder runs short.
     ``reap_orphans`` (the CLI sets it) makes this process a subreaper that ends whatever a
     dead worker left behind; it changes the whole process, so library callers opt in.
     ``stop_rule`` is asked after every stored pair (and once before the first) whether the
     tournament is decided; then no pair is started any more, those in flight are finished, and
     the tournament is marked finished.
+    ``entrants`` are ``prepare_entrants(config)`` if the caller already has them.
     """
     from tqdm import tqdm
 
     start = time.monotonic()
-    store, tid, pairs, labels = open_tournament(config)
-    with store:
-        deals = store.deals(tid)
-        log.info("%s: %s deals; %s", config.name, deals.mode,
-                 "predictable from the seed" if deals.commitment is None else f"sha256(key) = {deals.commitment}")
-        done = store.finished_pairs(tid)
-        report = RunReport(config.output, len(pairs), len(done))
-        env = RatingEnv()
-        rater = _restore_rater(store, tid, len(labels), env)
-        settings = MatchSettings(rules=config.rules, time_control=config.time_control, policy=config.fault_policy,
-                                 sandbox=config.sandbox, fresh=config.fresh, max_games=config.max_games,
-                                 limits=Limits(disk_bytes=config.disk_mb << 20))
-        run_dir = str(config.output / BOT_LOGS)
-        todo = deque(
-            PairTask(p.index, p.seed, (str(config.bots[p.a].path), str(config.bots[p.b].path)),
-                     (labels[p.a], labels[p.b]), settings, run_dir)
-            for p in pairs if p.index not in done
-        )
-        seats = {p.index: [p.seats(0), p.seats(1)] for p in pairs}
-        attempts: dict[int, int] = {}
-        factory = executor_factory or (
-            (lambda: cluster_executor(cluster)) if (cluster := config.cluster) else (lambda: local_executor(config.concurrency))
-        )
-        bar = tqdm(total=2 * len(todo), unit="match", disable=(None if progress is None else not progress),
-                   desc=config.name, dynamic_ncols=True)
-        # The run's control groups and watchdog, before the workers fork (they share the run)
-        # and before this process becomes a subreaper (the watchdog is nobody's child).
-        run = cgroups.begin_run()
-        cgroups.sweep_leftovers(Path(run_dir), run.run_id)
-        adopted = reap_orphans and not config.cluster and become_subreaper()
-        if not config.cluster:  # decide the sandbox here: forked workers inherit it, so a fallback warns once
-            resolve_mode(config.sandbox)
-        executor = factory()
-        workers: set[int] = set()
-        in_flight: dict[cf.Future[dict[str, Any]], PairTask] = {}
-        stopping = report.stopped = stop_rule is not None and stop_rule.decided(store, tid)
-        if stopping:
-            todo.clear()
-        try:
-            with _sigterm_as_interrupt():
-                while todo or in_flight:
-                    try:
-                        submitting: list[PairTask] = []
-                        while (todo and not stopping
-                               and len(in_flight) + len(submitting) < pairs_in_flight(config.concurrency, todo)):
-                            task = todo.popleft()
-                            attempts[task.pair_index] = attempts.get(task.pair_index, 0) + 1
-                            if attempts[task.pair_index] > MAX_PAIR_ATTEMPTS:
-                                result = _void_pair(task, "the pair failed in the harness every time")
-                                _store_pair(store, tid, rater, result, seats[task.pair_index],
-                                            MAX_PAIR_ATTEMPTS, report)
-                                continue
-                            submitting.append(task)
-                        in_flight.update(submit_pairs(executor, play_pair, play_pairs, submitting, config.concurrency))
-                        finished, _ = cf.wait(list(in_flight), timeout=1.0, return_when=cf.FIRST_COMPLETED)
-                        for future in finished:
-                            task = in_flight.pop(future)
-                            try:
-                                result = future.result()
-                            except BrokenProcessPool:
-                                log.error("a worker died; pair %d and the other pairs in flight are re-queued",
-                                          task.pair_index)
-                                lost = sorted([task, *in_flight.values()], key=lambda t: t.pair_index)
-                                in_flight.clear()
-                                todo.extendleft(reversed(lost))
-                                workers |= worker_pids(executor)
-                                _shutdown(executor, discard=True)
-                                run.clear_launched_by(workers)
-                                renew_forwarding()
-                                executor = factory()
-                                if adopted:
-                                    reap_strays(workers)
-                                break
-                            except Exception as exc:  # a harness failure in the worker: never charged
-                                log.error("pair %d failed in the harness: %r", task.pair_index, exc)
-                                todo.appendleft(task)
-                                continue
-                            _store_pair(store, tid, rater, result, seats[task.pair_index], attempts[task.pair_index],
-                                        report)
-                            if stop_rule is not None and not report.stopped and stop_rule.decided(store, tid):
-                                report.stopped = stopping = True
-                                todo.clear()
-                            bar.update(2)
-                            bar.set_postfix_str(f"leader {_leader(rater, labels)}", refresh=False)
-                    except KeyboardInterrupt:
-                        if stopping:
-                            report.interrupted = True
-                            log.warning("interrupted again: discarding %d pairs in flight", len(in_flight))
-                            break
-                        stopping = True
-                        todo.clear()
-                        report.interrupted = True
-                        log.warning("interrupted: finishing %d pairs in flight (Ctrl-C again to discard them)",
-                                    len(in_flight))
-        finally:
-            bar.close()
-            workers |= worker_pids(executor)
-            _shutdown(executor, discard=bool(in_flight))
-            run.clear_launched_by(workers)
-            if adopted:
-                reap_strays(workers)
-            run.close()
-        if report.finished:
-            store.finish_tournament(tid)
-        report.ratings = dict(rater.ratings)
-        report.seconds = time.monotonic() - start
+    entrants = entrants or prepare_entrants(config)
+    with hold_output(config.output):
+        store, tid, pairs = open_tournament(config, entrants)
+        with store:
+            deals = store.deals(tid)
+            log.info("%s: %s deals; %s", config.name, deals.mode,
+                     "predictable from the seed" if deals.commitment is None else f"sha256(key) = {deals.commitment}")
+            done = store.finished_pairs(tid)
+            report = RunReport(config.output, len(pairs), len(done))
+            rater = _restore_rater(store, tid, len(entrants.labels), RatingEnv())
+            if store.tournament()["finished_at"] is not None:
+                report.already_finished = True
+                report.ratings = dict(rater.ratings)
+                return report
+            seats = {p.index: [p.seats(0), p.seats(1)] for p in pairs}
+            sink = ResultSink(store, tid, rater, report, seats, entrants.labels)
+            todo = deque(_tasks(config, entrants, [p for p in pairs if p.index not in done]))
+            cluster = config.cluster
+            factory = executor_factory or (
+                (lambda playing: cluster_executor(cluster)) if cluster
+                else (lambda playing: local_executor(config.concurrency, playing)))
+            bar = tqdm(total=2 * len(todo), unit="match", disable=(None if progress is None else not progress),
+                       desc=config.name, dynamic_ncols=True)
+            # The run's control groups and watchdog, before the workers fork (they share the run)
+            # and before this process becomes a subreaper (the watchdog is nobody's child).
+            groups = cgroups.begin_run()
+            cgroups.sweep_leftovers(config.output / BOT_LOGS, groups.run_id)
+            adopt = reap_orphans and not config.cluster and become_subreaper()
+            if not config.cluster:  # decide the sandbox here: forked workers inherit it, so a fallback warns once
+                resolve_mode(config.sandbox)
+            report.stopped = stop_rule is not None and stop_rule.decided(store, tid)
+            PairScheduler(config, sink, todo, factory, adopt_orphans=adopt, bar=bar, stop_rule=stop_rule).run()
+            if report.finished:
+                store.finish_tournament(tid)
+            report.ratings = dict(sink.rater.ratings)
+            report.seconds = time.monotonic() - start
     return report
 
 
-def _store_pair(store: Store, tid: int, rater: ScheduleRater, result: dict[str, Any], seats: list[tuple[int, int]],
-                attempt: int, report: RunReport) -> None:
-    outcomes = result["outcomes"]
-    snapshots = rater.add(result["pair_index"], _pair_results(outcomes, seats))
-    store.record_pair(tid, result["pair_index"], outcomes, seats, snapshots, attempts=attempt)
-    report.pairs_played += 1
-    report.faults += sum(len(o["faults"]) for o in outcomes)
+def _tasks(config: TournamentConfig, entrants: Entrants, pairs: list[Pair]) -> Iterator[PairTask]:
+    settings = MatchSettings(rules=config.rules, time_control=config.time_control, policy=config.fault_policy,
+                             sandbox=config.sandbox, fresh=config.fresh, max_games=config.max_games,
+                             limits=Limits(disk_bytes=config.disk_mb << 20))
+    for pair in pairs:
+        a, b = pair.a, pair.b
+        yield PairTask(pair.index, pair.seed, (str(config.bots[a].path), str(config.bots[b].path)),
+                       (entrants.labels[a], entrants.labels[b]), (entrants.fingerprints[a], entrants.fingerprints[b]),
+                       settings, str(config.output / BOT_LOGS))
 
 
-def _leader(rater: ScheduleRater, labels: list[str]) -> str:
+def _leader(rater: ScheduleRater, labels: tuple[str, ...]) -> str:
     best = max(rater.ratings, key=lambda e: (rater.ratings[e].conservative, rater.ratings[e].mu))
     return labels[best]

@@ -33,11 +33,17 @@ A tournament file looks like this (every key but ``bots`` is optional)::
     registry = "expert@1.0"       # ... or a registry entry (NAME or NAME@VERSION; see arena submit)
 
 Top-level ``registry = "DIR"`` names the registry (default: the user's, see ``arena bots``);
-``allow_unvalidated = true`` lets bots that never passed ``arena validate`` enter.
+``allow_unvalidated = true`` lets bots that never passed ``arena validate`` enter;
+``cluster = "tcp://HOST:PORT"`` plays the pairs on a Dask scheduler.
+
+Every number is a whole number within ``LIMITS`` (the same bounds apply to the command-line
+flags). ``bank_ms = 0`` means no bank: each decision must fit in ``time_limit_ms``. Two bots
+may not share a label: bots whose manifests have the same name need ``name`` labels.
 """
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -61,6 +67,35 @@ _TOP_KEYS = {"name", "format", "pairs_per_pairing", "seed", "deals", "concurrenc
              "sandbox", "fresh", "disk_mb", "max_games", "rules", "time_control", "bots", "cluster", "registry", "allow_unvalidated"}
 _TIME_KEYS = {"time_limit_ms", "bank_ms", "handshake_ms"}
 _BOT_KEYS = {"path", "name", "registry"}
+
+# The accepted range of every numeric setting, inclusive: (lowest, highest, unit).
+LIMITS: dict[str, tuple[int, int, str]] = {
+    "pairs_per_pairing": (1, 100_000, ""),
+    "seed": (0, 2**63 - 1, ""),
+    "concurrency": (1, 256, ""),
+    "time_limit_ms": (1, 600_000, " ms"),
+    "bank_ms": (0, 86_400_000, " ms"),
+    "handshake_ms": (1, 600_000, " ms"),
+    "disk_mb": (1, 65_536, " MiB"),
+    "max_games": (1, 1024, ""),
+}
+_CLUSTER_ADDRESS = re.compile(r"(?:[a-z][a-z0-9+.-]*://)?[^\s:/]+:(\d{1,5})")
+
+
+def check_number(key: str, value: object) -> int:
+    """``value`` if it is a whole number within ``LIMITS[key]``, else ValueError saying what is allowed."""
+    low, high, unit = LIMITS[key]
+    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+        raise ValueError(f"must be a whole number from {low} to {high}{unit}, not {value!r}")
+    return value
+
+
+def check_cluster(value: object) -> str:
+    """``value`` if it looks like a Dask scheduler address (``tcp://HOST:PORT``), else ValueError."""
+    match = _CLUSTER_ADDRESS.fullmatch(value) if isinstance(value, str) else None
+    if match is None or not 0 < int(match.group(1)) < 65536:
+        raise ValueError(f"must be a scheduler address like 'tcp://HOST:PORT', not {value!r}")
+    return str(value)
 
 
 class ConfigError(ArenaError):
@@ -101,6 +136,16 @@ class TournamentConfig:
     registry: Path | None = None
     allow_unvalidated: bool = False
     sprt: SprtRule | None = None  # a stopping rule (``arena sprt``): the test ends when it decides
+
+    def __post_init__(self) -> None:
+        tc = self.time_control
+        numbers = {"pairs_per_pairing": self.pairs_per_pairing, "seed": self.seed, "concurrency": self.concurrency,
+                   "disk_mb": self.disk_mb, "max_games": self.max_games,
+                   "time_limit_ms": tc.time_limit_ms, "bank_ms": tc.bank_ms, "handshake_ms": tc.handshake_ms}
+        for key, value in numbers.items():
+            _checked("", repr(key), check_number, key, value)
+        if self.cluster is not None:
+            _checked("", "'cluster'", check_cluster, self.cluster)
 
     @property
     def rules(self) -> Rules:
@@ -169,6 +214,14 @@ class TournamentConfig:
     def with_overrides(self, **changes: Any) -> TournamentConfig:
         """A copy with some fields replaced (flags given on the command line)."""
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+
+def _checked(where: str, name: str, check: Any, *args: Any) -> Any:
+    """``check(*args)``, its ValueError turned into a ConfigError: "WHERE: NAME must be ..."."""
+    try:
+        return check(*args)
+    except ValueError as exc:
+        raise ConfigError(f"{where + ': ' if where else ''}{name} {exc}") from None
 
 
 def _expect(where: str, key: str, value: Any, kind: type | tuple[type, ...], what: str) -> Any:
@@ -240,29 +293,37 @@ def config_from_dict(data: dict[str, Any], *, where: str, base: Path) -> Tournam
     unknown = sorted(set(time_table) - _TIME_KEYS)
     if unknown:
         raise ConfigError(f"{where}: [time_control] unknown key {unknown[0]!r}")
+    for key, value in time_table.items():
+        _checked(where, f"[time_control] {key!r}", check_number, key, value)
+    _expect(where, "[rules] profile", profile, str, "a profile name")
     try:
         Rules.profile(profile, **rules_table)
-        time_control = TimeControl(**time_table)
     except ValueError as exc:
-        raise ConfigError(f"{where}: {exc}") from None
+        raise ConfigError(f"{where}: [rules] {exc}") from None
+    time_control = TimeControl(**time_table)
+    cluster = data.get("cluster")
+    if cluster is not None:
+        _checked(where, "'cluster'", check_cluster, cluster)
     config = TournamentConfig(
         bots=tuple(bots),
         name=_expect(where, "name", data.get("name", "tournament"), str, "a string"),
         format=_choice(where, "format", data.get("format", "round_robin"), Format),
-        pairs_per_pairing=_positive(where, "pairs_per_pairing", data.get("pairs_per_pairing", 1)),
-        seed=_expect(where, "seed", data.get("seed", 1), int, "an integer"),
+        pairs_per_pairing=_checked(where, "'pairs_per_pairing'", check_number, "pairs_per_pairing",
+                                   data.get("pairs_per_pairing", 1)),
+        seed=_checked(where, "'seed'", check_number, "seed", data.get("seed", 1)),
         deals=_choice(where, "deals", data.get("deals", "secret"), DealMode),
-        concurrency=_positive(where, "concurrency", data.get("concurrency", default_concurrency())),
+        concurrency=_checked(where, "'concurrency'", check_number, "concurrency",
+                             data.get("concurrency", default_concurrency())),
         output=(base / _expect(where, "output", data.get("output", "arena-out"), str, "a folder path")).resolve(),
         fault_policy=_choice(where, "fault_policy", data.get("fault_policy", "strict"), FaultPolicy),
         sandbox=_choice(where, "sandbox", data.get("sandbox", "auto"), SandboxMode),
         fresh=_expect(where, "fresh", data.get("fresh", False), bool, "true or false"),
-        disk_mb=_positive(where, "disk_mb", data.get("disk_mb", DEFAULT_DISK_BYTES >> 20)),
-        max_games=_positive(where, "max_games", data.get("max_games", DEFAULT_MAX_GAMES)),
+        disk_mb=_checked(where, "'disk_mb'", check_number, "disk_mb", data.get("disk_mb", DEFAULT_DISK_BYTES >> 20)),
+        max_games=_checked(where, "'max_games'", check_number, "max_games", data.get("max_games", DEFAULT_MAX_GAMES)),
         profile=profile,
         rule_options=tuple(sorted(rules_table.items())),
         time_control=time_control,
-        cluster=data.get("cluster"),
+        cluster=cluster,
         registry=registry,
         allow_unvalidated=_expect(where, "allow_unvalidated", data.get("allow_unvalidated", False), bool,
                                   "true or false"),
@@ -273,10 +334,3 @@ def config_from_dict(data: dict[str, Any], *, where: str, base: Path) -> Tournam
 def unvalidated_entrants(config: TournamentConfig) -> list[Path]:
     """Entrants that never passed ``arena validate`` as they are now (see ``arena submit``)."""
     return [entry.path for entry in config.bots if not is_validated(entry.path, config.registry)]
-
-
-def _positive(where: str, key: str, value: Any) -> int:
-    _expect(where, key, value, int, "a positive integer")
-    if value < 1:
-        raise ConfigError(f"{where}: {key!r} must be a positive integer, not {value!r}")
-    return int(value)

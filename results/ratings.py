@@ -110,6 +110,12 @@ class ScheduleRater:
         self.frontier = 0  # the next pair index to rate
         self._waiting: dict[int, PairResults] = {}
 
+    def copy(self) -> ScheduleRater:
+        """An independent copy (to compute snapshots that may not be committed)."""
+        twin = ScheduleRater(self.env, 0)
+        twin.ratings, twin.frontier, twin._waiting = dict(self.ratings), self.frontier, dict(self._waiting)
+        return twin
+
     def restore(self, after_pair: int, ratings: dict[int, Rating]) -> None:
         """Start from a stored snapshot taken after pair ``after_pair``."""
         self.ratings.update(ratings)

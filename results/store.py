@@ -173,6 +173,9 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (  # 4: each decision's CPU time beside its wall time (null where it was not measured).
         "ALTER TABLE think_times ADD COLUMN cpu_ms_json TEXT",
     ),
+    (  # 5: why an entrant's remaining pairs are refused (it changed during the run); NULL: it plays.
+        "ALTER TABLE entrants ADD COLUMN withdrawn TEXT",
+    ),
 )
 
 sqlite3.register_converter("SEEDTEXT", int)  # int(b"123") == 123
@@ -492,7 +495,7 @@ class Store:
     def entrants(self, tid: int) -> list[sqlite3.Row]:
         """Entrants with their bots, by entrant number."""
         return self.db.execute(
-            "SELECT e.entrant, e.label, b.id AS bot_id, b.name, b.version, b.fingerprint, b.path "
+            "SELECT e.entrant, e.label, e.withdrawn, b.id AS bot_id, b.name, b.version, b.fingerprint, b.path "
             "FROM entrants e JOIN bots b ON b.id = e.bot_id WHERE e.tournament_id = ? ORDER BY e.entrant",
             (tid,),
         ).fetchall()
@@ -611,6 +614,12 @@ class Store:
             "INSERT INTO think_times (match_row, seat, entrant, times_ms_json, cpu_ms_json) VALUES (?, ?, ?, ?, ?)",
             [(row, seat, seats[seat], json.dumps(wall[seat]), json.dumps(cpu[seat])) for seat in (0, 1)],
         )
+
+    def withdraw(self, tid: int, entrant: int, reason: str) -> None:
+        """Mark an entrant withdrawn: its remaining pairs are refused (stored void), for ``reason``."""
+        with self.transaction() as db:
+            db.execute("UPDATE entrants SET withdrawn = ? WHERE tournament_id = ? AND entrant = ?",
+                       (reason, tid, entrant))
 
     def finish_tournament(self, tid: int) -> None:
         """Mark the tournament finished (every pair stored)."""

@@ -4,7 +4,8 @@ A bot is a folder holding ``bot.toml``::
 
     name = "random"                      # required, 1-64 characters
     version = "1.0"                      # required, non-empty string
-    protocol = "1"                       # required, protocol version (an integer is accepted)
+    protocol = "1"                       # required, protocol version (an integer is accepted);
+                                         # its major must be the arena's (PROTOCOL.md section 1)
     command = ["{python}", "bot.py"]     # required, non-empty list of strings
     max_games = 16                       # optional, integer >= 1 (default 1): games at once
     description = "..."                  # optional strings: description, author, language
@@ -36,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.errors import ArenaError
+from protocol.messages import PROTOCOL_VERSION
 
 MANIFEST_NAME = "bot.toml"
 PYTHON_PLACEHOLDER = "{python}"
@@ -47,6 +49,7 @@ EXTRA_PATH_ROOTS = ("/opt", "/nix/store", "/gnu/store", "/etc/ssl/certs")
 """Where a manifest's ``extra_paths`` may point: runtimes and public certificates, never the
 project, other bots, the results or anyone's home."""
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+SUPPORTED_PROTOCOL_MAJOR = PROTOCOL_VERSION.split(".")[0]
 
 
 class ManifestError(ArenaError):
@@ -180,11 +183,15 @@ def _check(toml_path: Path, bot_dir: Path, data: dict[str, Any]) -> Manifest:
         raise ManifestError(toml_path, f"must be at most {MAX_NAME_LENGTH} characters",
                             "name")
     extras = {k: text(k, data[k], required=False) for k in _OPTIONAL_STRINGS if k in data}
+    protocol = text("protocol", protocol)
+    if protocol.strip().split(".")[0] != SUPPORTED_PROTOCOL_MAJOR:
+        raise ManifestError(toml_path, f"protocol {protocol!r} is not supported: this arena speaks protocol "
+                            f"{SUPPORTED_PROTOCOL_MAJOR}.x ({PROTOCOL_VERSION})", "protocol")
     return Manifest(
         bot_dir=bot_dir,
         name=name,
         version=text("version", data["version"]),
-        protocol=text("protocol", protocol),
+        protocol=protocol,
         command=tuple(command),
         max_games=max_games,
         env=types.MappingProxyType(dict(env)),

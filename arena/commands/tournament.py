@@ -5,7 +5,36 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
+
+
+def _number(key: str) -> Callable[[str], int]:
+    """An argparse type: a whole number within the setting's ``LIMITS`` (argparse names the flag)."""
+    def parse(text: str) -> int:
+        from arena.tournament import check_number
+
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a whole number, not {text!r}") from None
+        try:
+            return check_number(key, value)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return parse
+
+
+def _cluster(text: str) -> str:
+    """An argparse type: a Dask scheduler address."""
+    from arena.tournament import check_cluster
+
+    try:
+        return check_cluster(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
 
 def _print_leaderboard(out: Path, fmt: str = "table", crosstable: bool = False, rating: str | None = None,
                        **bt: int) -> None:
@@ -15,6 +44,7 @@ def _print_leaderboard(out: Path, fmt: str = "table", crosstable: bool = False, 
 
     with Store(out / DB_NAME, readonly=True) as store:
         board = build_leaderboard(store, None, rating=rating, **bt)
+        withdrawn = [(e["label"], e["withdrawn"]) for e in store.entrants(store.tournament()["id"]) if e["withdrawn"]]
     (out / "leaderboard.json").write_text(board.to_json() + "\n", encoding="utf-8")
     (out / "leaderboard.csv").write_text(board.to_csv(), encoding="utf-8")
     if fmt == "json":
@@ -23,6 +53,8 @@ def _print_leaderboard(out: Path, fmt: str = "table", crosstable: bool = False, 
         sys.stdout.write(board.to_csv())
     else:
         print(board.table())
+        for label, why in withdrawn:
+            print(f"withdrawn: {label} {why}")
         if crosstable:
             print()
             print(board.crosstable_text())
@@ -36,8 +68,6 @@ def _config_from_args(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     from arena.tournament import BotEntry, ConfigError, TournamentConfig, load_config
     from results.deals import DealMode
 
-    if args.max_games is not None and args.max_games < 1:
-        raise ConfigError(f"--max-games must be a positive integer, not {args.max_games}")
     if args.file:
         config = load_config(args.file)
     else:
@@ -45,11 +75,9 @@ def _config_from_args(args: argparse.Namespace):  # type: ignore[no-untyped-def]
             raise ConfigError("give a tournament file, or at least two bot folders with --bots")
         config = TournamentConfig(bots=tuple(BotEntry(Path(b).absolute()) for b in args.bots),
                                   name=Path(args.out or "arena-out").name)
-    time_control = None
-    if args.time_limit_ms or args.bank_ms:
-        tc = config.time_control
-        time_control = TimeControl(time_limit_ms=args.time_limit_ms or tc.time_limit_ms,
-                                   bank_ms=args.bank_ms or tc.bank_ms, handshake_ms=tc.handshake_ms)
+    tc = config.time_control
+    asked = {"time_limit_ms": args.time_limit_ms, "bank_ms": args.bank_ms, "handshake_ms": args.handshake_ms}
+    time_control = TimeControl(**{key: getattr(tc, key) if value is None else value for key, value in asked.items()})
     return config.with_overrides(
         output=Path(args.out).absolute() if args.out else None,
         seed=args.seed,
@@ -64,15 +92,21 @@ def _config_from_args(args: argparse.Namespace):  # type: ignore[no-untyped-def]
         max_games=args.max_games,
         cluster=args.cluster,
         time_control=time_control,
+        allow_unvalidated=True if args.allow_unvalidated else None,
     )
+
+
+EXIT_INTERRUPTED = 130
+EXIT_NO_ROOM = 75  # sysexits' EX_TEMPFAIL: free some space, then resume
 
 
 def _run(config, args: argparse.Namespace) -> int:  # type: ignore[no-untyped-def]
     from arena.logsetup import setup_logging
-    from arena.runner import LOG_NAME, check_output_folder, run_tournament
+    from arena.output import LOG_NAME, hold_output
+    from arena.runner import prepare_entrants, run_tournament
     from arena.tournament import ConfigError, unvalidated_entrants
 
-    if not (config.allow_unvalidated or getattr(args, "allow_unvalidated", False)):
+    if not config.allow_unvalidated:
         missing = unvalidated_entrants(config)
         if missing:
             raise ConfigError(
@@ -80,23 +114,53 @@ def _run(config, args: argparse.Namespace) -> int:  # type: ignore[no-untyped-de
                 + ", ".join(str(p) for p in missing)
                 + ". Run 'arena submit BOT_DIR' (then name it with registry = \"NAME@VERSION\"), "
                 "or pass --allow-unvalidated (allow_unvalidated = true in the tournament file)")
-    check_output_folder(config.output)
-    setup_logging(config.output / LOG_NAME, verbose=args.verbose)
+    entrants = prepare_entrants(config)  # every check that needs the bots, before the folder is made
     stop = None
     if config.sprt is not None:
         from arena.commands.sprt import SprtStop
 
         stop = SprtStop(config.sprt, config.pairs_per_pairing)
-    report = run_tournament(config, progress=False if args.quiet else None, reap_orphans=True, stop_rule=stop)
+    with hold_output(config.output):
+        setup_logging(config.output / LOG_NAME, verbose=args.verbose)
+        report = run_tournament(config, progress=False if args.quiet else None, reap_orphans=True,
+                                entrants=entrants, stop_rule=stop)
+    if report.already_finished:
+        _say_finished(config.output)
+    else:
+        _say_what_was_done(config, report)
+    if stop is not None:
+        stop.finish(getattr(args, "json", False))
+    if report.stopped_for:
+        return EXIT_NO_ROOM
+    return EXIT_INTERRUPTED if report.interrupted and not report.finished else 0
+
+
+def _say_what_was_done(config, report) -> None:  # type: ignore[no-untyped-def]
     done = report.pairs_done_before + report.pairs_played
     print(f"{config.name}: {report.pairs_played} pairs played now, {done}/{report.pairs_total} stored, "
           f"{report.faults} faults, {report.seconds:.1f} s; results in {config.output}")
-    if report.interrupted and not report.finished:
+    for label, why in report.withdrawn.items():
+        print(f"withdrawn: {label!r} {why}", file=sys.stderr)
+    if report.stopped_for:
+        print(f"stopped: {report.stopped_for}", file=sys.stderr)
+    elif report.interrupted and not report.finished:
         print(f"interrupted: 'arena resume {config.output}' continues where it stopped", file=sys.stderr)
     _print_leaderboard(config.output)
-    if stop is not None:
-        stop.finish(getattr(args, "json", False))
-    return 130 if report.interrupted and not report.finished else 0
+
+
+def _say_finished(out: Path) -> bool:
+    """If ``out`` holds a finished tournament, say so, print its leaderboard and return True."""
+    from results.store import DB_NAME, Store
+
+    with Store(out / DB_NAME, readonly=True) as store:
+        row = store.tournament()
+        if row["finished_at"] is None:
+            return False
+        done, total = len(store.finished_pairs(row["id"])), len(store.pairs(row["id"]))
+    print(f"{row['name']}: finished already ({done}/{total} pairs stored, finished at {row['finished_at']}); "
+          f"nothing to do. Results in {out}")
+    _print_leaderboard(out)
+    return True
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -112,7 +176,10 @@ def cmd_resume(args: argparse.Namespace) -> int:
     out = Path(args.dir).absolute()
     with Store(out / DB_NAME, readonly=True) as store:
         config = TournamentConfig.from_dict(json.loads(store.tournament()["config_json"]))
-    return _run(config.with_overrides(output=out, concurrency=args.concurrency), args)
+    if _say_finished(out):  # nothing changes, and the bots need not be there any more
+        return 0
+    return _run(config.with_overrides(output=out, concurrency=args.concurrency,
+                                      allow_unvalidated=True if args.allow_unvalidated else None), args)
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
@@ -191,23 +258,26 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     run.add_argument("file", nargs="?", help="tournament file (TOML); docs/tournaments.md lists the keys")
     run.add_argument("--bots", nargs="+", metavar="BOT_DIR", help="bot folders (without a tournament file)")
     run.add_argument("--out", help="output folder (results database, logs, exports)")
-    run.add_argument("--seed", type=int, help="tournament seed (sets the deals only with --public-deals)")
+    run.add_argument("--seed", type=_number("seed"), help="tournament seed (sets the deals only with --public-deals)")
     run.add_argument("--public-deals", action="store_true",
                      help="derive the deals from the seed: reproducible, but predictable by anyone (development "
                           "only; the default is a secret key per tournament, see 'arena reveal')")
-    run.add_argument("--pairs", type=int, help="pairs per pairing (each pair = 2 matches, seats swapped)")
+    run.add_argument("--pairs", type=_number("pairs_per_pairing"),
+                     help="pairs per pairing (each pair = 2 matches, seats swapped)")
     run.add_argument("--format", choices=["round_robin", "double_round_robin", "gauntlet"])
-    run.add_argument("--concurrency", type=int, help="pairs played at once (default: one per core, half that without control groups)")
+    run.add_argument("--concurrency", type=_number("concurrency"),
+                     help="pairs played at once (default: one per core, half that without control groups)")
     run.add_argument("--profile", dest="profile_override", choices=["default", "pagat", "santase"],
                      help="rules profile")
-    run.add_argument("--time-limit-ms", type=int, help="per-decision limit")
-    run.add_argument("--bank-ms", type=int, help="match time bank per seat")
+    run.add_argument("--time-limit-ms", type=_number("time_limit_ms"), help="per-decision limit")
+    run.add_argument("--bank-ms", type=_number("bank_ms"), help="match time bank per seat (0: no bank)")
+    run.add_argument("--handshake-ms", type=_number("handshake_ms"), help="time to start and say hello")
     run.add_argument("--policy", choices=["strict", "lenient"], help="fault policy")
     run.add_argument("--sandbox", choices=["auto", "bwrap", "fallback"])
     run.add_argument("--fresh", action="store_true", help="new bot processes for every match")
-    run.add_argument("--max-games", type=int, metavar="N",
+    run.add_argument("--max-games", type=_number("max_games"), metavar="N",
                      help="games one bot process plays at once, at most (default 16; 1 = lock-step)")
-    run.add_argument("--cluster", metavar="tcp://HOST:PORT", help="run pairs on a Dask scheduler")
+    run.add_argument("--cluster", type=_cluster, metavar="tcp://HOST:PORT", help="run pairs on a Dask scheduler")
     run.add_argument("--allow-unvalidated", action="store_true",
                      help="let bots that never passed 'arena validate' enter")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -216,7 +286,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
     resume = sub.add_parser("resume", help="continue an interrupted tournament")
     resume.add_argument("dir", metavar="DIR")
-    resume.add_argument("--concurrency", type=int)
+    resume.add_argument("--concurrency", type=_number("concurrency"))
     resume.add_argument("--allow-unvalidated", action="store_true")
     resume.add_argument("--quiet", action="store_true")
     resume.add_argument("-v", "--verbose", action="store_true")

@@ -120,8 +120,8 @@ def test_manifest_argv_leaves_non_paths_alone(tmp_path: Path) -> None:
 
 @pytest.mark.unit
 def test_manifest_protocol_may_be_an_integer(tmp_path: Path) -> None:
-    folder = make_bot(tmp_path / "b", GOOD.replace('protocol = "1"', "protocol = 2"))
-    assert load_manifest(folder).protocol == "2"
+    folder = make_bot(tmp_path / "b", GOOD.replace('protocol = "1"', "protocol = 1"))
+    assert load_manifest(folder).protocol == "1"
     assert load_manifest(folder).max_games == 1  # the default
 
 
@@ -136,6 +136,8 @@ def test_manifest_protocol_may_be_an_integer(tmp_path: Path) -> None:
     (GOOD.replace('["{python}", "bot.py"]', "[]"), "command", "empty list"),
     (GOOD.replace('["{python}", "bot.py"]', '["{python}", 3]'), "command", "item 1"),
     (GOOD.replace('protocol = "1"', "protocol = true"), "protocol", "got a boolean"),
+    (GOOD.replace('protocol = "1"', 'protocol = "2"'), "protocol", "'2' is not supported: this arena speaks protocol 1.x"),
+    (GOOD.replace('protocol = "1"', "protocol = 0"), "protocol", "'0' is not supported"),
     (GOOD + "max_games = 0\n", "max_games", "integer >= 1"),
     (GOOD + "max_games = true\n", "max_games", "integer >= 1"),
     (GOOD + 'max_games = "2"\n', "max_games", "integer >= 1"),
