@@ -73,8 +73,7 @@ def _config_from_args(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     else:
         if not args.bots or len(args.bots) < 2:
             raise ConfigError("give a tournament file, or at least two bot folders with --bots")
-        config = TournamentConfig(bots=tuple(BotEntry(Path(b).absolute()) for b in args.bots),
-                                  name=Path(args.out or "arena-out").name)
+        config = TournamentConfig(bots=tuple(_bot_entry(b) for b in args.bots), name=Path(args.out or "arena-out").name)
     tc = config.time_control
     asked = {"time_limit_ms": args.time_limit_ms, "bank_ms": args.bank_ms, "handshake_ms": args.handshake_ms}
     time_control = TimeControl(**{key: getattr(tc, key) if value is None else value for key, value in asked.items()})
@@ -98,6 +97,16 @@ def _config_from_args(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
 EXIT_INTERRUPTED = 130
 EXIT_NO_ROOM = 75  # sysexits' EX_TEMPFAIL: free some space, then resume
+
+
+def _bot_entry(text: str):  # type: ignore[no-untyped-def]
+    """``--bots`` item: ``DIR``, or ``LABEL=DIR`` (a label is needed when two bots share a name)."""
+    from arena.tournament import BotEntry
+
+    label, sep, folder = text.partition("=")
+    if sep and label and "/" not in label and not Path(text).exists():
+        return BotEntry(Path(folder).absolute(), label)
+    return BotEntry(Path(text).absolute())
 
 
 def _run(config, args: argparse.Namespace) -> int:  # type: ignore[no-untyped-def]
@@ -256,7 +265,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
     run = sub.add_parser("run", help="run a tournament (continues it if the output folder has one)")
     run.add_argument("file", nargs="?", help="tournament file (TOML); docs/tournaments.md lists the keys")
-    run.add_argument("--bots", nargs="+", metavar="BOT_DIR", help="bot folders (without a tournament file)")
+    run.add_argument("--bots", nargs="+", metavar="BOT_DIR",
+                     help="bot folders (without a tournament file); LABEL=BOT_DIR labels one")
     run.add_argument("--out", help="output folder (results database, logs, exports)")
     run.add_argument("--seed", type=_number("seed"), help="tournament seed (sets the deals only with --public-deals)")
     run.add_argument("--public-deals", action="store_true",

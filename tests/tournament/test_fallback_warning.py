@@ -29,7 +29,7 @@ def path_without_bwrap(folder: Path) -> str:
 def test_a_two_worker_run_without_bubblewrap_warns_once(tmp_path: Path) -> None:
     env = {**os.environ, "PATH": path_without_bwrap(tmp_path / "bin")}
     done = subprocess.run(
-        [sys.executable, "-m", "arena.cli", "run", "--bots", "bots/random", "bots/random", "bots/random",
+        [sys.executable, "-m", "arena.cli", "run", "--bots", "r1=bots/random", "r2=bots/random", "r3=bots/random",
          "--pairs", "1", "--concurrency", "2", "--allow-unvalidated", "--quiet", "--out", str(tmp_path / "out")],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=100)
     assert done.returncode == 0, done.stderr

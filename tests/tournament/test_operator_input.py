@@ -63,3 +63,7 @@ def test_duplicate_labels_are_refused_naming_both_folders(tmp_path: Path) -> Non
     assert result.returncode == 2
     _one_clear_line(result.stderr, str(ROOT / "bots/random"), str(twin), "both labelled 'random'")
     assert not (tmp_path / "out").exists()
+    labelled = arena("run", "--bots", "a=bots/random", f"b={twin}", "--out", str(tmp_path / "out"),
+                     "--allow-unvalidated", "--quiet", "--pairs", "1")
+    assert labelled.returncode == 0, labelled.stderr
+    assert [label for (label,) in rows(tmp_path / "out" / "arena.sqlite", "SELECT label FROM entrants")] == ["a", "b"]
