@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -54,7 +55,9 @@ def test_resume_refuses_a_changed_runtime(sdk: Path, tmp_path: Path) -> None:
                     f'[[bots]]\npath = "{ROOT / "bots/random"}"\nname = "b"\n', encoding="utf-8")
     config = load_config(toml)
     assert run_tournament(config, progress=False).complete
-    assert run_tournament(config, progress=False).pairs_played == 0  # unchanged: resumes, nothing to do
+    assert run_tournament(config, progress=False).already_finished  # a finished tournament is left as it is
+    with sqlite3.connect(out / "arena.sqlite") as db:  # as if killed before it was marked finished
+        db.execute("UPDATE tournaments SET finished_at = NULL")
     (sdk / "botkit" / "policies.py").write_text("# edited\n", encoding="utf-8")
     with pytest.raises(ConfigError, match=re.escape(
             "changed since this tournament started (botkit/policies.py changed)")):
