@@ -46,7 +46,8 @@ from results.store import DB_NAME, DiskFullError, Store
 log = logging.getLogger(__name__)
 
 MAX_MATCH_ATTEMPTS = 3  # a void (harness-faulted) match is replayed from its seed at most this often
-MAX_PAIR_ATTEMPTS = 3  # a pair whose worker died is re-queued at most this often
+MAX_PAIR_ATTEMPTS = 3  # a pair whose own worker failed or died is played at most this often
+MAX_UNATTRIBUTED = 10  # re-queues after worker deaths that could not be pinned on one pair
 
 
 @dataclass(frozen=True, slots=True)
@@ -548,6 +549,7 @@ class PairScheduler:
         self.stop = StopFlag()
         self.in_flight: dict[cf.Future[dict[str, Any]], PairTask] = {}
         self.failures: dict[int, int] = {}
+        self.unattributed: dict[int, int] = {}
         self.workers: set[int] = set()
         self.discard = False
         self._stops_seen = 0
@@ -669,19 +671,26 @@ class PairScheduler:
             self._store(self.sink.record, _void_pair(task, detail), failures)
 
     def _on_worker_death(self, task: PairTask) -> None:
-        """Re-queue every pair in flight; charge only those the dead worker was playing; new workers."""
+        """Re-queue every pair in flight; charge only the one the dead worker played; new workers.
+
+        When the dead worker cannot be told apart (no exit codes), nobody is charged, but such
+        re-queues are counted too, so a pair that keeps killing workers unseen still ends.
+        """
         lost = sorted([task, *self.in_flight.values()], key=lambda t: t.pair_index, reverse=True)
         self.in_flight.clear()
         dead = self._dead_workers()
-        if self.playing is None or not dead:  # no way to tell: charge every pair that had started
-            charged = {t.pair_index for t in lost if self.playing is None or self.playing[t.pair_index]}
-        else:
-            charged = {t.pair_index for t in lost if self.playing[t.pair_index] in dead}
+        charged = {t.pair_index for t in lost if self.playing is not None and self.playing[t.pair_index] in dead}
         log.error("a worker died (pid %s); pairs %s were on it, %d other pairs in flight are replayed free",
                   sorted(dead) or "unknown", sorted(charged) or "none", len(lost) - len(charged))
         for lost_task in lost:
-            if lost_task.pair_index in charged:
+            index = lost_task.pair_index
+            if not dead:
+                self.unattributed[index] = self.unattributed.get(index, 0) + 1
+            if index in charged:
                 self._failed(lost_task, "its worker died every time")
+            elif self.unattributed.get(index, 0) >= MAX_UNATTRIBUTED:
+                self._store(self.sink.record, _void_pair(lost_task, "workers kept dying while it played"),
+                            self.failures.get(index, 0) + 1)
             else:
                 self.todo.appendleft(lost_task)
         self.workers |= worker_pids(self.executor)
@@ -693,8 +702,14 @@ class PairScheduler:
             reap_strays(self.workers)
 
     def _dead_workers(self) -> set[int]:
-        """Local workers that died by themselves (the pool terminates the others with SIGTERM)."""
-        processes = getattr(self.executor, "_processes", None) or {}
+        """Local workers that died by themselves; the pool ends the others with SIGTERM.
+
+        Waits (a few seconds at most) for every worker to be gone, so each has its exit code.
+        """
+        processes = dict(getattr(self.executor, "_processes", None) or {})
+        deadline = time.monotonic() + 5.0
+        for process in processes.values():
+            process.join(max(0.0, deadline - time.monotonic()))
         return {pid for pid, process in processes.items() if process.exitcode not in (None, -signal.SIGTERM)}
 
     def _finish(self) -> None:
