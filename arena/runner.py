@@ -58,9 +58,9 @@ class PairTask:
     seed: int
     bot_dirs: tuple[str, str]
     labels: tuple[str, str]
-    fingerprints: tuple[str, str]  # as stored when the tournament started; checked before and after
     settings: MatchSettings
     run_dir: str
+    fingerprints: tuple[str, ...] = ()  # the bots' when the tournament started, checked before and after
 
 
 class StopRule(Protocol):
@@ -792,8 +792,8 @@ def _tasks(config: TournamentConfig, entrants: Entrants, pairs: list[Pair]) -> I
     for pair in pairs:
         a, b = pair.a, pair.b
         yield PairTask(pair.index, pair.seed, (str(config.bots[a].path), str(config.bots[b].path)),
-                       (entrants.labels[a], entrants.labels[b]), (entrants.fingerprints[a], entrants.fingerprints[b]),
-                       settings, str(config.output / BOT_LOGS))
+                       (entrants.labels[a], entrants.labels[b]), settings, str(config.output / BOT_LOGS),
+                       (entrants.fingerprints[a], entrants.fingerprints[b]))
 
 
 def _leader(rater: ScheduleRater, labels: tuple[str, ...]) -> str:
