@@ -65,6 +65,7 @@ def verdict(status: SprtStatus) -> str:
 
 def cmd_sprt(args: argparse.Namespace) -> int:
     """Run (or continue) a test of NEW against BASE."""
+    from arena.botproc import load_manifest
     from arena.commands.tournament import _run
     from arena.schedule import Format
     from arena.tournament import BotEntry, ConfigError, TournamentConfig
@@ -73,8 +74,10 @@ def cmd_sprt(args: argparse.Namespace) -> int:
     if args.max_pairs < 1:
         raise ConfigError(f"--max-pairs must be at least 1, got {args.max_pairs}")
     new, base = Path(args.new).absolute(), Path(args.base).absolute()
+    name = load_manifest(new).name
+    alike = name == load_manifest(base).name  # two entrants may not share a label
     config = TournamentConfig(
-        bots=(BotEntry(new), BotEntry(base)), name=f"sprt-{new.name}-vs-{base.name}", format=Format.GAUNTLET,
+        bots=(BotEntry(new, f"{name}-new" if alike else None), BotEntry(base, f"{name}-base" if alike else None)), name=f"sprt-{new.name}-vs-{base.name}", format=Format.GAUNTLET,
         pairs_per_pairing=args.max_pairs, output=Path(args.out).absolute(),
         sprt=SprtRule(args.elo0, args.elo1, args.alpha, args.beta), allow_unvalidated=args.allow_unvalidated,
     ).with_overrides(seed=args.seed, concurrency=args.concurrency,
