@@ -538,14 +538,15 @@ class PairScheduler:
     """
 
     def __init__(self, config: TournamentConfig, sink: ResultSink, todo: deque[PairTask],
-                 factory: Callable[[Any], cf.Executor], *, adopt_orphans: bool, bar: Any,
+                 factory: Callable[[Any], cf.Executor], *, track_workers: bool, adopt_orphans: bool, bar: Any,
                  groups: Any, stop_rule: StopRule | None = None) -> None:
         self.config, self.sink, self.todo, self.factory, self.bar = config, sink, todo, factory, bar
         self.groups = groups  # the run's control groups: a dead worker's bots are cleared from them
         self.stop_rule = stop_rule
         self.adopt_orphans = adopt_orphans
-        self.playing = None if config.cluster else multiprocessing.get_context("fork").Array(
-            "q", sink.report.pairs_total, lock=False)
+        # Which worker plays which pair (local pools whose workers run worker_init with it).
+        self.playing = multiprocessing.get_context("fork").Array(
+            "q", sink.report.pairs_total, lock=False) if track_workers else None
         self.stop = StopFlag()
         self.in_flight: dict[cf.Future[dict[str, Any]], PairTask] = {}
         self.failures: dict[int, int] = {}
@@ -684,7 +685,7 @@ class PairScheduler:
                   sorted(dead) or "unknown", sorted(charged) or "none", len(lost) - len(charged))
         for lost_task in lost:
             index = lost_task.pair_index
-            if not dead:
+            if not dead or self.playing is None:
                 self.unattributed[index] = self.unattributed.get(index, 0) + 1
             if index in charged:
                 self._failed(lost_task, "its worker died every time")
@@ -726,7 +727,7 @@ def run_tournament(
     config: TournamentConfig,
     *,
     progress: bool | None = None,
-    executor_factory: Callable[[Any], cf.Executor] | None = None,
+    executor_factory: Callable[[], cf.Executor] | None = None,
     reap_orphans: bool = False,
     stop_rule: StopRule | None = None,
     entrants: Entrants | None = None,
@@ -763,10 +764,7 @@ def run_tournament(
             seats = {p.index: [p.seats(0), p.seats(1)] for p in pairs}
             sink = ResultSink(store, tid, rater, report, seats, entrants.labels)
             todo = deque(_tasks(config, entrants, [p for p in pairs if p.index not in done]))
-            cluster = config.cluster
-            factory = executor_factory or (
-                (lambda playing: cluster_executor(cluster)) if cluster
-                else (lambda playing: local_executor(config.concurrency, playing)))
+            factory = _factory(config, executor_factory)
             bar = tqdm(total=2 * len(todo), unit="match", disable=(None if progress is None else not progress),
                        desc=config.name, dynamic_ncols=True)
             # The run's control groups and watchdog, before the workers fork (they share the run)
@@ -777,12 +775,23 @@ def run_tournament(
             if not config.cluster:  # decide the sandbox here: forked workers inherit it, so a fallback warns once
                 resolve_mode(config.sandbox)
             report.stopped = stop_rule is not None and stop_rule.decided(store, tid)
-            PairScheduler(config, sink, todo, factory, adopt_orphans=adopt, bar=bar, stop_rule=stop_rule).run()
+            PairScheduler(config, sink, todo, factory, track_workers=executor_factory is None and not config.cluster,
+                          adopt_orphans=adopt, bar=bar, stop_rule=stop_rule, groups=groups).run()
             if report.finished:
                 store.finish_tournament(tid)
             report.ratings = dict(sink.rater.ratings)
             report.seconds = time.monotonic() - start
     return report
+
+
+def _factory(config: TournamentConfig, custom: Callable[[], cf.Executor] | None) -> Callable[[Any], cf.Executor]:
+    """Makes the run's executors; the local pool's workers report which pair each plays."""
+    cluster = config.cluster
+    if custom is not None:
+        return lambda playing: custom()
+    if cluster is not None:
+        return lambda playing: cluster_executor(cluster)
+    return lambda playing: local_executor(config.concurrency, playing)
 
 
 def _tasks(config: TournamentConfig, entrants: Entrants, pairs: list[Pair]) -> Iterator[PairTask]:
