@@ -266,11 +266,10 @@ def test_a_worker_killed_mid_tournament_fails_only_what_it_held(tmp_path: Path) 
     log = (out / "arena.log").read_text()
     stored = rows(out / "arena.sqlite", "SELECT finished_at IS NOT NULL FROM pairs")
     assert all(done for (done,) in stored)
-    # Only the pair the killed worker was playing (if any) used up an attempt; the other pairs in
-    # flight were replayed free.
+    # Only the pairs the killed worker was playing (one batch, if any) used up an attempt; the
+    # other pairs in flight were replayed free.
     charged = [int(i) for line in re.findall(r"a worker died .*; pairs \[([\d, ]+)\] were on it", log)
                for i in line.split(",")]
-    assert len(charged) <= 1
     attempts = dict(rows(out / "arena.sqlite", "SELECT pair_index, attempts FROM pairs"))
     assert attempts == {i: 2 if i in charged else 1 for i in range(15)}
     assert not processes_mentioning(str(out))
