@@ -25,7 +25,8 @@ MATCHES = "SELECT pair_index, half, winner_seat, score0, score1, hands FROM matc
 
 def run(out: Path, games: int, args: argparse.Namespace) -> tuple[float, list[tuple[object, ...]]]:
     """One ``arena run`` with ``--max-games games``; (hands/s, its stored matches)."""
-    command = [sys.executable, "-m", "arena.cli", "run", "--bots", *[f"random{i}={ROOT / 'bots/random'}" for i in range(args.bots)],
+    labelled = [f"random{i}={ROOT / 'bots/random'}" for i in range(args.bots)]  # two entrants never share a label
+    command = [sys.executable, "-m", "arena.cli", "run", "--bots", *labelled,
                "--pairs", str(args.pairs), "--public-deals", "--seed", "5", "--concurrency", str(args.concurrency),
                "--max-games", str(games), "--out", str(out), "--quiet", "--allow-unvalidated",
                "--time-limit-ms", "5000"]
