@@ -37,10 +37,10 @@ from arena.matchplay import MatchSettings, MatchSpec, SessionPool, play_at_once,
 from arena.multiplex import pairs_in_flight, submit_pairs
 from arena.output import BOT_LOGS, MIB, forget_held_locks, free_space, hold_output, space_needed
 from arena.referee import MatchOutcome
-from arena.schedule import Pair, schedule
+from arena.schedule import Pair, match_id, schedule
 from arena.tournament import ConfigError, TournamentConfig
 from results.deals import DealMode, Deals, new_key
-from results.ratings import PairResults, Rating, RatingEnv, ScheduleRater
+from results.ratings import PairResults, Rating, RatingEnv, ScheduleRater, rated_result, stored_pair_results
 from results.store import DB_NAME, DiskFullError, Store
 
 log = logging.getLogger(__name__)
@@ -212,7 +212,7 @@ def _manifest(bot_dir: str) -> Manifest:
 def _specs(task: PairTask) -> list[MatchSpec]:
     """The pair's two halves: the same deals, seats swapped."""
     manifests = (_manifest(task.bot_dirs[0]), _manifest(task.bot_dirs[1]))
-    return [MatchSpec((manifests[order[0]], manifests[order[1]]), f"p{task.pair_index:05d}h{half}", task.seed,
+    return [MatchSpec((manifests[order[0]], manifests[order[1]]), match_id(task.pair_index, half), task.seed,
                       pair_key=task.pair_index, names=(task.labels[order[0]], task.labels[order[1]]))
             for half, order in enumerate(((0, 1), (1, 0)))]
 
@@ -286,7 +286,7 @@ def _void_pair(task: PairTask, detail: str) -> dict[str, Any]:
     """The stored form of a pair that could not be played (harness faults only, never rated)."""
     outcomes = []
     for half in (0, 1):
-        fault = Fault(FaultKind.HARNESS, None, "arena", detail, match_id=f"p{task.pair_index:05d}h{half}")
+        fault = Fault(FaultKind.HARNESS, None, "arena", detail, match_id=match_id(task.pair_index, half))
         outcomes.append(MatchOutcome(
             match_id=fault.match_id, seed=task.seed, names=task.labels, rules=task.settings.rules.to_dict(),
             winner=None, score=(0, 0), forfeit=False, void=True, faults=[fault], results=[], records=[],
@@ -424,14 +424,7 @@ def _check_runtime(store: Store, tid: int) -> None:
 
 
 def _pair_results(outcomes: list[dict[str, Any]], seats: list[tuple[int, int]]) -> PairResults:
-    results: PairResults = []
-    for outcome, (seat0, seat1) in zip(outcomes, seats):
-        if outcome["void"] or outcome["winner"] is None:
-            results.append(None)
-        else:
-            entrants = (seat0, seat1)
-            results.append((entrants[outcome["winner"]], entrants[1 - outcome["winner"]]))
-    return results
+    return [rated_result(entrants, outcome["winner"], outcome["void"]) for outcome, entrants in zip(outcomes, seats)]
 
 
 def _restore_rater(store: Store, tid: int, entrants: int, env: RatingEnv) -> ScheduleRater:
@@ -441,13 +434,9 @@ def _restore_rater(store: Store, tid: int, entrants: int, env: RatingEnv) -> Sch
     if snapshots:
         last = snapshots[-1]["after_pair"]
         rater.restore(last, {r["entrant"]: Rating(r["mu"], r["sigma"]) for r in snapshots if r["after_pair"] == last})
-    by_pair: dict[int, list[dict[str, Any]]] = {}
-    for match in store.matches(tid):
-        by_pair.setdefault(match["pair_index"], []).append(dict(match))
-    for index, halves in sorted(by_pair.items()):
+    for index, results in sorted(stored_pair_results(store.matches(tid)).items()):
         if index >= rater.frontier:
-            outcomes = [{"void": m["void"], "winner": m["winner_seat"]} for m in halves]
-            rater.add(index, _pair_results(outcomes, [(m["seat0"], m["seat1"]) for m in halves]))
+            rater.add(index, results)
     return rater
 
 

@@ -38,7 +38,12 @@ class Pair:
 
     def match_id(self, half: int) -> str:
         """The match's id on the wire and in the store."""
-        return f"p{self.index:05d}h{half}"
+        return match_id(self.index, half)
+
+
+def match_id(pair_index: int, half: int) -> str:
+    """The id of half ``half`` of pair ``pair_index``: ``p00003h1`` (pair 3, second half)."""
+    return f"p{pair_index:05d}h{half}"
 
 
 def pairings(n_entrants: int, fmt: Format | str) -> list[tuple[int, int]]:
