@@ -299,7 +299,10 @@ def test_faulty_bots_in_a_tournament_are_recorded_shown_and_the_tournament_compl
 
 def test_ctrl_c_finishes_the_pairs_in_flight_and_resume_completes(tmp_path: Path) -> None:
     out = tmp_path / "stopped"
-    runner = subprocess.Popen([*ARENA, "run", str(write_tournament(tmp_path, out, pairs=4, seed=5)), "--quiet"],
+    # Lock-step (max_games = 1): a multiplexed run can store all 18 pairs before the signal lands,
+    # and then there is nothing left to stop.
+    config = write_tournament(tmp_path, out, pairs=6, seed=5, extra="max_games = 1")
+    runner = subprocess.Popen([*ARENA, "run", str(config), "--quiet"],
                               cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         db = out / "arena.sqlite"
@@ -310,12 +313,12 @@ def test_ctrl_c_finishes_the_pairs_in_flight_and_resume_completes(tmp_path: Path
         if runner.poll() is None:
             runner.kill()
     stored = stored_pairs(out / "arena.sqlite")
-    if stored < 12:  # stopped early: a clean exit that says how to go on
-        assert runner.returncode == 130 and "arena resume" in stderr and "Traceback" not in stderr
+    assert stored < 18  # stopped early: a clean exit that says how to go on
+    assert runner.returncode == 130 and "arena resume" in stderr and "Traceback" not in stderr
     assert rows(out / "arena.sqlite", "SELECT count(*) FROM matches")[0][0] == 2 * stored
     assert not processes_mentioning(str(out))
     resumed = arena("resume", str(out), "--quiet")
-    assert resumed.returncode == 0 and "12/12 stored" in resumed.stdout
+    assert resumed.returncode == 0 and "18/18 stored" in resumed.stdout
 
 
 def test_only_validated_bots_enter_unless_allowed_and_registry_entries_can_be_named(tmp_path: Path) -> None:
