@@ -77,6 +77,24 @@ def processes_mentioning(text: str) -> list[int]:
     return found
 
 
+def kill_9_once_stored(args: list[str], out: Path, pairs: int = 1, patience_s: float = 20) -> int:
+    """Start ``arena ARGS``, SIGKILL it once ``pairs`` pairs are stored in ``out`` and wait for
+    its workers and bots to die with it; the number of pairs stored at the kill."""
+    runner = subprocess.Popen([*ARENA, *args], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              start_new_session=True)
+    try:
+        wait_until(lambda: stored_pairs(out / "arena.sqlite") >= pairs, 120, f"{pairs} stored pair(s)")
+        stored = stored_pairs(out / "arena.sqlite")
+        runner.send_signal(signal.SIGKILL)
+        runner.wait(10)
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+    wait_until(lambda: not processes_mentioning(str(out)), patience_s, "the killed run's processes to end")
+    return stored
+
+
+
 def wait_until(condition, timeout: float, what: str):  # type: ignore[no-untyped-def]
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -133,19 +151,9 @@ def test_a_small_tournament_end_to_end(tmp_path: Path) -> None:
 def test_kill_9_mid_tournament_then_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None:
     killed_out, clean_out = tmp_path / "killed", tmp_path / "clean"
     spec = dict(pairs=4, seed=21, extra='deals = "public"')  # two runs deal alike only from a public seed
-    runner = subprocess.Popen([*ARENA, "run", str(write_tournament(tmp_path, killed_out, **spec)), "--quiet"],
-                              cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    try:
-        db = killed_out / "arena.sqlite"
-        wait_until(lambda: stored_pairs(db) >= 2, 120, "two stored pairs")
-        stored_before = stored_pairs(db)
-        runner.send_signal(signal.SIGKILL)
-        runner.wait(10)
-    finally:
-        if runner.poll() is None:
-            runner.kill()
+    stored_before = kill_9_once_stored(["run", str(write_tournament(tmp_path, killed_out, **spec)), "--quiet"],
+                                       killed_out, pairs=2)
     assert stored_before < 12, "the tournament finished before it could be killed; make it longer"
-    wait_until(lambda: not processes_mentioning(str(killed_out)), 20, "workers and bots to die with the runner")
 
     resumed = arena("resume", str(killed_out), "--quiet")
     assert resumed.returncode == 0, resumed.stderr
@@ -180,16 +188,7 @@ def test_a_changed_bot_is_refused_on_resume_not_merged(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "bots/random", bot, ignore=shutil.ignore_patterns("__pycache__"))
     out = tmp_path / "cup"
     tournament = write_tournament(tmp_path, out, bots=[str(bot), "bench/bots/echo"], pairs=6)
-    runner = subprocess.Popen([*ARENA, "run", str(tournament), "--quiet"], cwd=ROOT, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, start_new_session=True)
-    try:
-        wait_until(lambda: stored_pairs(out / "arena.sqlite") >= 1, 120, "a stored pair")
-        runner.send_signal(signal.SIGKILL)
-        runner.wait(10)
-    finally:
-        if runner.poll() is None:
-            runner.kill()
-    wait_until(lambda: not processes_mentioning(str(out)), 20, "workers and bots to die with the runner")
+    kill_9_once_stored(["run", str(tournament), "--quiet"], out)
     with (bot / "bot.py").open("a") as f:
         f.write("\n# a change\n")
     again = arena("run", str(tournament), "--quiet")

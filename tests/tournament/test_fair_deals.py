@@ -5,9 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import signal
 import sqlite3
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -17,7 +15,7 @@ from arena.engine import Hand, Rules
 from results.deals import Deals, new_key
 
 from .stores import make_store
-from .test_e2e import ARENA, ROOT, arena, processes_mentioning, rows, stored_pairs, wait_until, write_tournament
+from .test_e2e import arena, kill_9_once_stored, rows, write_tournament
 
 pytestmark = pytest.mark.e2e
 
@@ -41,16 +39,7 @@ def test_reveal_refuses_before_the_end_and_for_public_deals(tmp_path: Path, caps
 def test_commit_resume_reveal_verify_on_a_real_tournament(tmp_path: Path) -> None:
     out = tmp_path / "cup"
     toml = write_tournament(tmp_path, out, bots=["bots/random", "bots/greedy", "bench/bots/echo"], pairs=3)
-    runner = subprocess.Popen([*ARENA, "run", str(toml), "--quiet"], cwd=ROOT, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, start_new_session=True)
-    try:
-        wait_until(lambda: stored_pairs(out / "arena.sqlite") >= 1, 120, "a stored pair")
-        runner.send_signal(signal.SIGKILL)
-        runner.wait(10)
-    finally:
-        if runner.poll() is None:
-            runner.kill()
-    wait_until(lambda: not processes_mentioning(str(out)), 20, "workers and bots to die with the runner")
+    kill_9_once_stored(["run", str(toml), "--quiet"], out)
     early = arena("leaderboard", str(out), "--format", "json")
     assert early.returncode == 0, early.stderr
     published = json.loads(early.stdout)

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from tests.tmpfs import mounted_tmpfs
-from tests.tournament.test_e2e import (ARENA, HANDS, MATCHES, ROOT, arena, processes_mentioning, rows, stored_pairs,
-                                       wait_until, write_tournament)
+from tests.tournament.test_e2e import (ARENA, HANDS, MATCHES, ROOT, arena, kill_9_once_stored, processes_mentioning,
+                                       rows, stored_pairs, wait_until, write_tournament)
 
 pytestmark = pytest.mark.e2e
 
@@ -82,15 +82,7 @@ def test_resume_uses_the_stored_allow_unvalidated(tmp_path: Path) -> None:
     flags = ["--bots", "bots/random", "bench/bots/echo", "--pairs", "6", "--out", str(out), "--quiet"]
     refused = arena("run", *flags)
     assert refused.returncode == 2 and "only validated bots" in refused.stderr  # echo was never validated
-    runner = _start("run", *flags, "--allow-unvalidated")
-    try:
-        wait_until(lambda: stored_pairs(out / "arena.sqlite") >= 1, 120, "a stored pair")
-        runner.send_signal(signal.SIGKILL)
-        runner.wait(10)
-    finally:
-        if runner.poll() is None:
-            runner.kill()
-    wait_until(lambda: not processes_mentioning(str(out)), 30, "the killed run's processes to end")
+    kill_9_once_stored(["run", *flags, "--allow-unvalidated"], out, patience_s=30)
     resumed = arena("resume", str(out), "--quiet")  # no --allow-unvalidated: the stored setting holds
     assert resumed.returncode == 0 and "6/6 stored" in resumed.stdout, resumed.stderr
 

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import json
 import math
-import signal
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from .test_e2e import ARENA, ROOT, arena, processes_mentioning, stored_pairs, wait_until
+from .test_e2e import arena, kill_9_once_stored
 
 pytestmark = pytest.mark.e2e
 
@@ -50,16 +48,7 @@ def test_a_copy_of_itself_does_not_accept_h1(tmp_path: Path) -> None:
 def test_kill_9_then_resume_decides_as_an_uninterrupted_run(tmp_path: Path) -> None:
     killed, clean = tmp_path / "killed", tmp_path / "clean"
     flags = ("--elo1", "8", "--public-deals", "--seed", "5")
-    runner = subprocess.Popen([*ARENA, *sprt(killed, "bots/greedy", "bots/random", *flags)], cwd=ROOT,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    try:
-        wait_until(lambda: stored_pairs(killed / "arena.sqlite") >= 6, 120, "six stored pairs")
-        runner.send_signal(signal.SIGKILL)
-        runner.wait(10)
-    finally:
-        if runner.poll() is None:
-            runner.kill()
-    wait_until(lambda: not processes_mentioning(str(killed)), 20, "workers and bots to die with the runner")
+    kill_9_once_stored(list(sprt(killed, "bots/greedy", "bots/random", *flags)), killed, pairs=6)
     resumed = arena("resume", str(killed), "--quiet", "--json")
     assert resumed.returncode == 0, resumed.stderr
     uninterrupted = arena(*sprt(clean, "bots/greedy", "bots/random", *flags))
