@@ -140,10 +140,10 @@ class BoardCache:
         """The current leaderboard (an empty one before the ladder stored anything)."""
         path = ladder_path(self.folder)
         if not path.exists():  # the ladder has not started yet
-            initial = RatingEnv().initial()
-            return Board([Line(i, s.bot, s.owner, s.version, None, initial.mu, initial.sigma, 0, 0, 0)
-                          for i, s in enumerate(db.active_versions(), 1)], [], 0)
+            return _empty_board(db)
         with Store(path, readonly=True, check_integrity=False) as store:
+            if not store.has_tournament():  # the ladder is making its store right now
+                return _empty_board(db)
             bots = (tuple((b.name, b.disabled) for b in db.bots()),
                     tuple((s.bot, s.version) for s in db.active_versions()))
             key = (_pairs_key(store), bots)
@@ -154,6 +154,13 @@ class BoardCache:
                     self._board, self._key, self._at = build_board(store, db, bootstrap=BOOTSTRAP), key, time.monotonic()
                 assert self._board is not None
                 return self._board
+
+
+def _empty_board(db: ServerDB) -> Board:
+    """The board before the ladder stored anything: every active bot at the initial rating."""
+    initial = RatingEnv().initial()
+    return Board([Line(i, s.bot, s.owner, s.version, None, initial.mu, initial.sigma, 0, 0, 0)
+                  for i, s in enumerate(db.active_versions(), 1)], [], 0)
 
 
 def _pairs_key(store: Store) -> tuple[int, int]:

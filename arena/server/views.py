@@ -41,13 +41,13 @@ def board_of(request: Request) -> Board:
 
 @contextmanager
 def ladder_store(request: Request) -> Iterator[Store | None]:
-    """The ladder's results store, read-only (None before the ladder made it)."""
+    """The ladder's results store, read-only (None before the ladder made it and its tournament)."""
     path = ladder_path(db_of(request).folder)
     if not path.exists():
         yield None
         return
     with Store(path, readonly=True, check_integrity=False) as store:
-        yield store
+        yield store if store.has_tournament() else None
 
 
 def _bot(request: Request) -> Bot:

@@ -401,6 +401,7 @@ def test_stderr_flood_is_capped_and_never_blocks(tmp_path: Path, mode: str) -> N
     cap = 1 << 20
     with start_bot(fixture("flood"), run_dir=tmp_path, sandbox=mode, limits=Limits(log_bytes=cap)) as bot:
         assert bot.wait(30) is not None, "the flood blocked"  # EPIPE past the cap: it ends
+        bot.close()  # the logs are copied by the arena: close drains what is still in the pipes
         kept = bot.stderr_path.read_bytes()
         assert len(kept) - cap < 200 and kept.rstrip().endswith(b"this stream is closed")
         # stdout shares the allowance: its "survived" line came too late to be kept
