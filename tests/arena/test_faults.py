@@ -156,7 +156,11 @@ def ev_silent(fault: Fault) -> None:
 
 def ev_slow(fault: Fault) -> None:
     timed_out(fault)
-    assert fault.reply is None  # the late answer is not the one charged: the deadline was
+    # The deadline fired first (no reply), or the arena woke a little late and saw the late
+    # answer first: then that answer is the evidence, and it came after the limit plus the bank.
+    if fault.reply is not None:
+        assert fault.elapsed_ms is not None and fault.time_limit_ms is not None and fault.bank_ms is not None
+        assert fault.elapsed_ms > fault.time_limit_ms + fault.bank_ms and "after the limit plus the bank" in fault.detail
 
 
 def ev_slowhello(fault: Fault) -> None:

@@ -150,10 +150,11 @@ def test_a_small_tournament_end_to_end(tmp_path: Path) -> None:
 
 def test_kill_9_mid_tournament_then_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None:
     killed_out, clean_out = tmp_path / "killed", tmp_path / "clean"
-    spec = dict(pairs=4, seed=21, extra='deals = "public"')  # two runs deal alike only from a public seed
+    # two runs deal alike only from a public seed; lock-step, or every pair is stored before the kill
+    spec = dict(pairs=6, seed=21, extra='deals = "public"\nmax_games = 1')
     stored_before = kill_9_once_stored(["run", str(write_tournament(tmp_path, killed_out, **spec)), "--quiet"],
                                        killed_out, pairs=2)
-    assert stored_before < 12, "the tournament finished before it could be killed; make it longer"
+    assert stored_before < 18, "the tournament finished before it could be killed; make it longer"
 
     resumed = arena("resume", str(killed_out), "--quiet")
     assert resumed.returncode == 0, resumed.stderr
@@ -161,7 +162,7 @@ def test_kill_9_mid_tournament_then_resume_equals_an_uninterrupted_run(tmp_path:
 
     assert rows(killed_out / "arena.sqlite", MATCHES) == rows(clean_out / "arena.sqlite", MATCHES)
     assert rows(killed_out / "arena.sqlite", HANDS) == rows(clean_out / "arena.sqlite", HANDS)
-    assert rows(killed_out / "arena.sqlite", "SELECT count(*) FROM matches")[0][0] == 24
+    assert rows(killed_out / "arena.sqlite", "SELECT count(*) FROM matches")[0][0] == 36
     snapshots = "SELECT after_pair, entrant, mu, sigma FROM rating_snapshots ORDER BY after_pair, entrant"
     assert rows(killed_out / "arena.sqlite", snapshots) == rows(clean_out / "arena.sqlite", snapshots)
     killed_board = json.loads((killed_out / "leaderboard.json").read_text())["standings"]
