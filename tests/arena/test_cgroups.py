@@ -19,6 +19,7 @@ import pytest
 from arena.botproc import Limits, bwrap_status, cgroups, load_manifest, procfs, start_bot
 from arena.botproc.cgroups import CgroupLimits, V2Hierarchy
 
+from tests.polling import poll_until
 from tests.requirements import require
 
 from .conftest import BOTFIXTURES
@@ -30,13 +31,7 @@ pytestmark = [pytest.mark.integration, NEEDS_CGROUPS]
 
 
 def wait_until(condition: Callable[[], object], timeout: float = 10.0) -> object:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.005)  # polling with a deadline
-    return condition()
+    return poll_until(condition, timeout, 0.005)
 
 
 def _alive(pid: int) -> bool:

@@ -21,6 +21,8 @@ import pytest
 from arena.botproc import cgroups, procfs
 from arena.botproc.cgroups import RUNS_FOLDER, hierarchy
 
+from tests.polling import poll_until
+
 ROOT = Path(__file__).resolve().parents[2]
 ARENA = [sys.executable, "-m", "arena.cli"]
 pytestmark = [pytest.mark.integration, pytest.mark.requires("cgroups", "bubblewrap")]
@@ -28,13 +30,7 @@ KILLS = 20
 
 
 def wait_until(condition: Callable[[], object], timeout: float) -> object:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.02)  # polling with a deadline
-    return condition()
+    return poll_until(condition, timeout, 0.02)
 
 
 def tournament(folder: Path, out: Path, pairs: int) -> Path:
