@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from arena.clock import MatchClock, TimeControl
 from arena.engine import Hand, HandResult, IllegalAction, Match, Rules
+from arena.engine.match import match_view
 from arena.faults import Fault, FaultKind, FaultPolicy, truncate
 
 # Faults after which the bot cannot go on, so even the lenient policy forfeits the match.
@@ -258,10 +259,10 @@ class Referee:
             self.think_ms.append((seat, hand_index, elapsed_s * 1000.0, None if cpu_s is None else cpu_s * 1000.0))
         if result is None:
             return []
-        during = {"hand_index": hand_index, "dealer": hand.dealer, "score": list(score_before),
-                  "carry": carry_before, "target": self.rules.match_target}
         notices = [
-            Notice(seat=s, kind="hand_over", view={**hand.view(s), "match": during},
+            Notice(seat=s, kind="hand_over",
+                   view=match_view(hand, s, hand_index=hand_index, score=score_before, carry=carry_before,
+                                   target=self.rules.match_target),
                    score=match.score, carry=match.carry)
             for s in (0, 1)
         ]

@@ -18,6 +18,25 @@ def match_deck(seed: Any, hand_index: int) -> list[str]:
     return deck
 
 
+def match_view(hand: Hand, seat: int, *, hand_index: int, score: tuple[int, int], carry: int,
+               target: int) -> dict[str, Any]:
+    """``hand.view(seat)`` plus ``"match"``: the match as it stood while ``hand`` was played.
+
+    The one builder of a view's ``match`` part (its keys are ``protocol.messages.MATCH_KEYS``,
+    checked on the wire): ``Match.view``, the referee's ``hand_over`` views (the score and carry
+    from before the hand was scored) and the validation probe's single-hand game all use it.
+    """
+    view = hand.view(seat)
+    view["match"] = {
+        "hand_index": hand_index,
+        "dealer": hand.dealer,
+        "score": list(score),
+        "carry": carry,
+        "target": target,
+    }
+    return view
+
+
 def first_dealer(seed: Any, rules: Rules) -> int:
     """The first dealer: the rules' seat, or ``random.Random(seed).randrange(2)``."""
     if rules.first_dealer == "random":
@@ -104,15 +123,8 @@ class Match:
 
     def view(self, seat: int) -> dict[str, Any]:
         """``hand.view(seat)`` plus the match fields under ``"match"``."""
-        view = self.hand.view(seat)
-        view["match"] = {
-            "hand_index": self.hand_index,
-            "dealer": self.hand.dealer,
-            "score": list(self.score),
-            "carry": self.carry,
-            "target": self.rules.match_target,
-        }
-        return view
+        return match_view(self.hand, seat, hand_index=self.hand_index, score=self.score, carry=self.carry,
+                          target=self.rules.match_target)
 
     def __repr__(self) -> str:
         return f"<Match seed={self.seed!r} hand={self.hand_index} score={self.score}>"

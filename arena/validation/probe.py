@@ -24,6 +24,7 @@ import orjson
 from arena.clock import MatchClock, TimeControl
 from arena.conductor import play_matches
 from arena.engine import Hand, Rules
+from arena.engine.match import match_view
 from arena.faults import Fault, FaultKind
 from arena.referee import Decision, MatchOutcome, Notice, build_fault
 from arena.session import RECEIVE_BATCH, BotSession
@@ -184,10 +185,8 @@ class ProbeReferee:
         self._play_opponent()
 
     def _view(self) -> dict[str, Any]:
-        view = self.hand.view(self.bot_seat)
-        view["match"] = {"hand_index": 0, "dealer": self.hand.dealer, "score": [0, 0], "carry": 0,
-                         "target": self.rules.match_target}
-        return view
+        return match_view(self.hand, self.bot_seat, hand_index=0, score=(0, 0), carry=0,
+                          target=self.rules.match_target)
 
     def _play_opponent(self) -> list[Notice]:
         hand = self.hand
