@@ -31,15 +31,15 @@ from typing import Any, Protocol
 
 from arena.botproc import Limits, Manifest, ManifestError, cgroups, fingerprint, load_manifest, resolve_mode
 from arena.botproc.fingerprint import runtime_changes, runtime_files
+from arena.engine.deals import DealMode, Deals
 from arena.faults import Fault, FaultKind
 from arena.logsetup import renew_forwarding
 from arena.matchplay import MatchSettings, MatchSpec, SessionPool, play_at_once, play_spec
 from arena.multiplex import pairs_in_flight, submit_pairs
 from arena.output import BOT_LOGS, MIB, forget_held_locks, free_space, hold_output, space_needed
 from arena.referee import MatchOutcome
-from arena.schedule import Pair, match_id, schedule
+from arena.schedule import Pair, match_id, new_key, schedule
 from arena.tournament import ConfigError, TournamentConfig
-from results.deals import DealMode, Deals, new_key
 from results.ratings import PairResults, Rating, RatingEnv, ScheduleRater, rated_result, stored_pair_results
 from results.store import DB_NAME, DiskFullError, Store
 
@@ -595,7 +595,7 @@ class PairScheduler:
 
     def _room_for_a_pair(self) -> bool:
         out, report = self.config.output, self.sink.report
-        needed = space_needed(out, report.pairs_done_before + report.pairs_played,
+        needed = space_needed(self.sink.store.bytes_on_disk(), report.pairs_done_before + report.pairs_played,
                               pairs_in_flight(self.config.concurrency, self.todo))
         free = free_space(out)
         if free >= needed:
@@ -737,7 +737,7 @@ def run_tournament(
 
     start = time.monotonic()
     entrants = entrants or prepare_entrants(config)
-    with hold_output(config.output):
+    with hold_output(config.output, DB_NAME):
         store, tid, pairs = open_tournament(config, entrants)
         with store:
             deals = store.deals(tid)

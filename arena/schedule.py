@@ -1,4 +1,4 @@
-"""Tournament formats -> pairs of matches, each with its deal seed (see ``results.deals``).
+"""Tournament formats -> pairs of matches, each with its deal seed (see ``arena.engine.deals``).
 
 A **pair** is the unit of scheduling: the same decks played twice with the seats swapped
 (half 0: ``a`` in seat 0; half 1: ``b`` in seat 0). Both halves share one match seed, so
@@ -8,11 +8,12 @@ so a tournament stopped early is still balanced. Ratings are computed in this or
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from enum import StrEnum
 from itertools import combinations
 
-from results.deals import Deals
+from arena.engine.deals import KEY_BYTES, Deals
 
 
 class Format(StrEnum):
@@ -44,6 +45,11 @@ class Pair:
 def match_id(pair_index: int, half: int) -> str:
     """The id of half ``half`` of pair ``pair_index``: ``p00003h1`` (pair 3, second half)."""
     return f"p{pair_index:05d}h{half}"
+
+
+def new_key() -> bytes:
+    """A fresh secret deal key for a new tournament (the engine computes seeds, the harness draws keys)."""
+    return os.urandom(KEY_BYTES)
 
 
 def pairings(n_entrants: int, fmt: Format | str) -> list[tuple[int, int]]:

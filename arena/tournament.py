@@ -58,8 +58,7 @@ from arena.errors import ArenaError
 from arena.faults import FaultPolicy
 from arena.registry import is_validated, resolve
 from arena.schedule import Format
-from results.deals import DealMode
-from results.sprt import SprtRule
+from arena.engine.deals import DealMode
 
 DEFAULT_MAX_GAMES = 16  # the most games one bot process plays at once unless a tournament says otherwise
 
@@ -105,6 +104,18 @@ class ConfigError(ArenaError):
 
 
 @dataclass(frozen=True, slots=True)
+class SprtSettings:
+    """The SPRT an ``arena sprt`` run stops on: H0 nElo ``elo0`` against H1 nElo ``elo1`` at error
+    rates ``alpha`` (false H1) and ``beta`` (false H0). Plain numbers: the CLI builds the test
+    from them (``results.sprt.SprtTracker``), which refuses a pair of hypotheses that make none."""
+
+    elo0: float = 0.0
+    elo1: float = 5.0
+    alpha: float = 0.05
+    beta: float = 0.05
+
+
+@dataclass(frozen=True, slots=True)
 class BotEntry:
     """One entrant: a bot folder and an optional label."""
 
@@ -135,7 +146,7 @@ class TournamentConfig:
     cluster: str | None = None
     registry: Path | None = None
     allow_unvalidated: bool = False
-    sprt: SprtRule | None = None  # a stopping rule (``arena sprt``): the test ends when it decides
+    sprt: SprtSettings | None = None  # a stopping rule (``arena sprt``): the test ends when it decides
 
     def __post_init__(self) -> None:
         tc = self.time_control
@@ -208,7 +219,7 @@ class TournamentConfig:
             cluster=data.get("cluster"),
             registry=Path(data["registry"]) if data.get("registry") else None,
             allow_unvalidated=data.get("allow_unvalidated", False),
-            sprt=SprtRule(**data["sprt"]) if data.get("sprt") else None,
+            sprt=SprtSettings(**data["sprt"]) if data.get("sprt") else None,
         )
 
     def with_overrides(self, **changes: Any) -> TournamentConfig:

@@ -122,26 +122,6 @@ def trinomial_llr(won: int, split: int, lost: int, elo0: float, elo1: float) -> 
 
 
 @dataclass(frozen=True, slots=True)
-class SprtRule:
-    """A stopping rule: H0 nElo ``elo0`` against H1 nElo ``elo1`` at error rates ``alpha``, ``beta``."""
-
-    elo0: float = 0.0
-    elo1: float = 5.0
-    alpha: float = 0.05
-    beta: float = 0.05
-
-    def __post_init__(self) -> None:
-        if not self.elo0 < self.elo1:
-            raise ValueError(f"elo0 must be below elo1, got {self.elo0} and {self.elo1}")
-        Bounds.of(self.alpha, self.beta)
-
-    @property
-    def bounds(self) -> Bounds:
-        """The LLR bounds of this rule."""
-        return Bounds.of(self.alpha, self.beta)
-
-
-@dataclass(frozen=True, slots=True)
 class SprtStatus:
     """Where a test stands after ``pairs`` pairs in schedule order (the ``--json`` line's fields)."""
 
@@ -168,10 +148,16 @@ class SprtStatus:
 class SprtTracker:
     """Follows a test pair by pair in schedule order (so a resumed run decides exactly as an
     uninterrupted one): pairs ``0 .. k-1`` count once all of them are stored; the test stops at
-    the first ``k`` whose LLR crosses a bound, or at ``max_pairs``."""
+    the first ``k`` whose LLR crosses a bound, or at ``max_pairs``.
 
-    def __init__(self, rule: SprtRule, max_pairs: int) -> None:
-        self.rule = rule
+    The test is H0 nElo ``elo0`` against H1 nElo ``elo1`` at error rates ``alpha`` (false H1)
+    and ``beta`` (false H0); ValueError if they make no test.
+    """
+
+    def __init__(self, *, elo0: float, elo1: float, alpha: float, beta: float, max_pairs: int) -> None:
+        if not elo0 < elo1:
+            raise ValueError(f"elo0 must be below elo1, got {elo0} and {elo1}")
+        self.elo0, self.elo1, self.bounds = elo0, elo1, Bounds.of(alpha, beta)
         self.max_pairs = max_pairs
         self.counts = [0, 0, 0]  # the new bot's pairs lost, split, won
         self.path: list[float] = []  # the LLR after each counted pair
@@ -184,16 +170,15 @@ class SprtTracker:
             pair = by_index[len(self.path)]
             if pair.decided == 2:  # a pair with a void half is played but not counted
                 self.counts[pair.a_wins if pair.a == 0 else pair.b_wins] += 1
-            bounds = self.rule.bounds
-            value = llr(self.counts, self.rule.elo0, self.rule.elo1)
+            value = llr(self.counts, self.elo0, self.elo1)
             self.path.append(value)
-            decided = bounds.decide(value) or ("max-pairs" if len(self.path) >= self.max_pairs else None)
+            decided = self.bounds.decide(value) or ("max-pairs" if len(self.path) >= self.max_pairs else None)
             self.status = self._status(decided)
         return self.status
 
     def _status(self, result: str | None) -> SprtStatus:
         lost, split, won = self.counts
         stats = trinomial(won, split, lost)
-        bounds = self.rule.bounds
+        bounds = self.bounds
         return SprtStatus(self.path[-1] if self.path else 0.0, bounds.lower, bounds.upper, result, len(self.path),
                           won, split, lost, stats.elo, stats.elo_ci95, stats.los, stats.score, stats.score_ci95)

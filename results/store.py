@@ -23,7 +23,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .deals import Deals
+from arena.engine.deals import Deals
+
 from .errors import StoreError
 
 log = logging.getLogger(__name__)
@@ -438,6 +439,16 @@ class Store:
             part = self.path.with_name(self.path.name + suffix)
             if part.exists():
                 part.chmod(0o600)
+
+    def bytes_on_disk(self) -> int:
+        """What the database takes on disk now: its file and its WAL."""
+        total = 0
+        for suffix in ("", "-wal"):
+            try:
+                total += self.path.with_name(self.path.name + suffix).stat().st_size
+            except OSError:
+                continue
+        return total
 
     def add_entrant(self, tid: int, bot: dict[str, str]) -> int:
         """Append an entrant to a tournament that grows (the competition server's ladder); returns

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from arena.engine import HandResult, IllegalAction, Match, Rules
+from arena.engine.deals import DealMode, Deals, commitment
 
-from .deals import Deals, DealMode, commitment
 from .store import Store
 
 

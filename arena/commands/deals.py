@@ -1,4 +1,4 @@
-"""``arena reveal``: print a finished tournament's secret deal key (see ``results.deals``)."""
+"""``arena reveal``: print a finished tournament's secret deal key (see ``arena.engine.deals``)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ class RevealRefused(ArenaError):
 
 def cmd_reveal(args: argparse.Namespace) -> int:
     """Print the deal key in hex, alone on its line, once every pair is stored."""
-    from results.deals import DealMode
+    from arena.engine.deals import DealMode
     from results.store import DB_NAME, Store
 
     out = Path(args.dir)

@@ -10,10 +10,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import asdict
 from pathlib import Path
 
+from arena.tournament import SprtSettings
 from results.pairgames import pair_games
-from results.sprt import SprtRule, SprtStatus, SprtTracker
+from results.sprt import SprtStatus, SprtTracker
 from results.store import Store
 
 DEFAULT_MAX_PAIRS = 1000
@@ -22,8 +24,8 @@ DEFAULT_MAX_PAIRS = 1000
 class SprtStop:
     """The runner's stopping rule for a test; prints the test's state whenever it moves."""
 
-    def __init__(self, rule: SprtRule, max_pairs: int) -> None:
-        self.tracker = SprtTracker(rule, max_pairs)
+    def __init__(self, settings: SprtSettings, max_pairs: int) -> None:
+        self.tracker = SprtTracker(**asdict(settings), max_pairs=max_pairs)  # ValueError: no test
 
     def decided(self, store: Store, tid: int) -> bool:
         """Count the newly stored pairs (in schedule order); True once the test has a result."""
@@ -69,7 +71,7 @@ def cmd_sprt(args: argparse.Namespace) -> int:
     from arena.commands.tournament import _run
     from arena.schedule import Format
     from arena.tournament import BotEntry, ConfigError, TournamentConfig
-    from results.deals import DealMode
+    from arena.engine.deals import DealMode
 
     if args.max_pairs < 1:
         raise ConfigError(f"--max-pairs must be at least 1, got {args.max_pairs}")
@@ -79,7 +81,7 @@ def cmd_sprt(args: argparse.Namespace) -> int:
     config = TournamentConfig(
         bots=(BotEntry(new, f"{name}-new" if alike else None), BotEntry(base, f"{name}-base" if alike else None)), name=f"sprt-{new.name}-vs-{base.name}", format=Format.GAUNTLET,
         pairs_per_pairing=args.max_pairs, output=Path(args.out).absolute(),
-        sprt=SprtRule(args.elo0, args.elo1, args.alpha, args.beta), allow_unvalidated=args.allow_unvalidated,
+        sprt=SprtSettings(args.elo0, args.elo1, args.alpha, args.beta), allow_unvalidated=args.allow_unvalidated,
     ).with_overrides(seed=args.seed, concurrency=args.concurrency,
                      deals=DealMode.PUBLIC if args.public_deals else None)
     return _run(config, args)

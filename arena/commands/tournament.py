@@ -66,7 +66,7 @@ def _config_from_args(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     from arena.faults import FaultPolicy
     from arena.schedule import Format
     from arena.tournament import BotEntry, ConfigError, TournamentConfig, load_config
-    from results.deals import DealMode
+    from arena.engine.deals import DealMode
 
     if args.file:
         config = load_config(args.file)
@@ -114,6 +114,7 @@ def _run(config, args: argparse.Namespace) -> int:  # type: ignore[no-untyped-de
     from arena.output import LOG_NAME, hold_output
     from arena.runner import prepare_entrants, run_tournament
     from arena.tournament import ConfigError, unvalidated_entrants
+    from results.store import DB_NAME
 
     if not config.allow_unvalidated:
         missing = unvalidated_entrants(config)
@@ -129,7 +130,7 @@ def _run(config, args: argparse.Namespace) -> int:  # type: ignore[no-untyped-de
         from arena.commands.sprt import SprtStop
 
         stop = SprtStop(config.sprt, config.pairs_per_pairing)
-    with hold_output(config.output):
+    with hold_output(config.output, DB_NAME):
         setup_logging(config.output / LOG_NAME, verbose=args.verbose)
         report = run_tournament(config, progress=False if args.quiet else None, reap_orphans=True,
                                 entrants=entrants, stop_rule=stop)
@@ -234,7 +235,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_verify(args: argparse.Namespace) -> int:
     """Replay every stored match through the engine (and the deals from the key); exit 1 on any mismatch."""
-    from results.deals import parse_key
+    from arena.engine.deals import parse_key
     from results.store import DB_NAME, Store
     from results.verify import verify
 

@@ -12,7 +12,7 @@ The active bots are, at every turn, each bot's newest accepted version unless th
 disabled it (``ServerDB.active_versions``): a new version replaces the old one in play at
 once (the old keeps its history), a late entrant joins without a restart, and a disabled bot
 gets no new pairs. ``pairing.next_pairing`` picks what to play. Deals are secret, as in a
-tournament (``results.deals``): the key lives in the ladder's store, so no participant can
+tournament (``arena.engine.deals``): the key lives in the ladder's store, so no participant can
 predict a deal.
 """
 
@@ -38,12 +38,12 @@ from arena.engine import Rules
 from arena.faults import FaultPolicy
 from arena.matchplay import MatchSettings
 from arena.runner import PairTask, play_pair, worker_init
+from arena.schedule import new_key
 from arena.server import settle
 from arena.server.config import ServerConfig
 from arena.server.db import ServerDB
 from arena.server.pairing import Pairing, next_pairing
 from arena.server.standings import LADDER_DIR, LADDER_NAME, build_board, label_of, ladder_path
-from results.deals import new_key
 from results.store import Store
 
 log = logging.getLogger(__name__)

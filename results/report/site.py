@@ -18,7 +18,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from ..errors import StoreError
 from ..leaderboard import elo_text
 from ..pairgames import pair_games
-from ..sprt import SprtRule, SprtTracker
+from ..sprt import SprtTracker
 from ..store import DB_NAME, Store
 from .model import REASON_TEXT, ReportData, load_report_data, pretty
 
@@ -134,7 +134,7 @@ def sprt_chart(data: ReportData, width: int = 1100, height: int = 320) -> dict[s
     config = json.loads(data.tournament["config_json"])
     if not config.get("sprt"):
         return None
-    tracker = SprtTracker(SprtRule(**config["sprt"]), config["pairs_per_pairing"])
+    tracker = SprtTracker(**config["sprt"], max_pairs=config["pairs_per_pairing"])
     status = tracker.update(pair_games(m["row"] for m in data.matches))
     path = [0.0, *tracker.path]
     left, right, top, bottom = 48, 12, 10, 30
@@ -149,7 +149,7 @@ def sprt_chart(data: ReportData, width: int = 1100, height: int = 320) -> dict[s
 
     x_step = max(1, int(_nice_step(x_hi / 8)))
     return {"width": width, "height": height, "left": left, "right": width - right, "top": top,
-            "bottom": height - bottom, "status": status, "rule": tracker.rule,
+            "bottom": height - bottom, "status": status, "rule": config["sprt"],
             "line": " ".join(f"{'M' if i == 0 else 'L'}{sx(i)},{sy(v)}" for i, v in enumerate(path)),
             "upper": sy(status.upper), "lower": sy(status.lower), "zero": sy(0.0), "points": len(path) - 1,
             "x_ticks": [{"x": sx(x), "label": str(x)} for x in range(0, x_hi + 1, x_step)]}

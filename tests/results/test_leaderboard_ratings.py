@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from arena.cli import main
-from results.deals import Deals
+from arena.engine.deals import Deals
 from tests.tournament.stores import make_store
 
 pytestmark = pytest.mark.unit

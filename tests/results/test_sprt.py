@@ -65,9 +65,9 @@ def test_bad_counts_are_value_errors() -> None:
 
 def test_the_tracker_counts_pairs_in_schedule_order_only() -> None:
     from results.pairgames import PairGames
-    from results.sprt import SprtRule, SprtTracker
+    from results.sprt import SprtTracker
 
-    tracker = SprtTracker(SprtRule(0.0, 50.0), max_pairs=100)
+    tracker = SprtTracker(elo0=0.0, elo1=50.0, alpha=0.05, beta=0.05, max_pairs=100)
     games = [PairGames(0, 0, 1, 2, 0), PairGames(2, 0, 1, 2, 0)]  # pair 1 is not stored yet
     assert tracker.update(games).pairs == 1
     games.insert(1, PairGames(1, 0, 1, 1, 0))  # a void half: played, not counted
@@ -84,10 +84,12 @@ def test_the_tracker_counts_pairs_in_schedule_order_only() -> None:
 
 def test_max_pairs_ends_an_undecided_test() -> None:
     from results.pairgames import PairGames
-    from results.sprt import SprtRule, SprtTracker
+    from results.sprt import SprtTracker
 
-    tracker = SprtTracker(SprtRule(0.0, 5.0), max_pairs=4)
+    tracker = SprtTracker(elo0=0.0, elo1=5.0, alpha=0.05, beta=0.05, max_pairs=4)
     status = tracker.update([PairGames(i, 0, 1, 1, 1) for i in range(6)])
     assert (status.result, status.pairs) == ("max-pairs", 4)
     with pytest.raises(ValueError, match="elo0 must be below elo1"):
-        SprtRule(5.0, 0.0)
+        SprtTracker(elo0=5.0, elo1=0.0, alpha=0.05, beta=0.05, max_pairs=4)
+    with pytest.raises(ValueError, match="alpha and beta must be between 0 and 1"):
+        SprtTracker(elo0=0.0, elo1=5.0, alpha=1.5, beta=0.05, max_pairs=4)

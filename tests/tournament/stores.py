@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.engine import Match, Rules
-from results.deals import Deals
+from arena.engine.deals import Deals
 from results.store import Store
 
 BOTS = [dict(name="x", version="1", fingerprint="f", path="/x", label="x"),

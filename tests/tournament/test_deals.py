@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from arena.schedule import schedule
+from arena.engine.deals import DealMode, Deals, commitment, parse_key, secret_pair_seed
+from arena.schedule import new_key, schedule
 from arena.tournament import ConfigError, TournamentConfig, BotEntry, config_from_dict
-from results.deals import DealMode, Deals, commitment, new_key, parse_key, secret_pair_seed
 from results.store import APPLICATION_ID, MIGRATIONS, Store
 
 pytestmark = pytest.mark.unit

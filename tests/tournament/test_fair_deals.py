@@ -12,7 +12,8 @@ import pytest
 
 from arena.cli import main
 from arena.engine import Hand, Rules
-from results.deals import Deals, new_key
+from arena.engine.deals import Deals
+from arena.schedule import new_key
 
 from .stores import make_store
 from .test_e2e import arena, kill_9_once_stored, rows, write_tournament

@@ -6,8 +6,8 @@ from collections import Counter
 
 import pytest
 
+from arena.engine.deals import Deals, derive_seed
 from arena.schedule import Format, pairings, schedule
-from results.deals import Deals, derive_seed
 
 pytestmark = pytest.mark.unit
 

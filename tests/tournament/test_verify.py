@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from results.deals import Deals, new_key
+from arena.engine.deals import Deals
+from arena.schedule import new_key
 from results.store import Store
 from results.verify import verify
 

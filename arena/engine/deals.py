@@ -1,5 +1,7 @@
 """Where a tournament's deals come from: a secret key (the default) or a public seed.
 
+Pure computation over a key or a seed (the harness draws the key: ``arena.schedule.new_key``).
+
 Secret deals: the tournament draws a 32-byte key from ``os.urandom`` and keeps it in its own
 store only. The seed of pair ``i`` is the first 16 bytes of ``HMAC-SHA256(key, "pair:i")`` as a
 big-endian integer, so neither a game id nor any public setting predicts a deal. The key's
@@ -14,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import os
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -27,11 +28,6 @@ class DealMode(StrEnum):
 
     SECRET = "secret"
     PUBLIC = "public"
-
-
-def new_key() -> bytes:
-    """A fresh secret deal key."""
-    return os.urandom(KEY_BYTES)
 
 
 def commitment(key: bytes) -> str:
