@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 
 import zmq
 
-from arena.faults import Fault, FaultKind
-from arena.referee import MatchOutcome, Notice, Refereeing
+from arena.engine.records import Fault, FaultKind, MatchOutcome
+from arena.referee import Notice, Refereeing
 from arena.session import RECEIVE_BATCH, BotSession
 from protocol import ProtocolError, make_hand_over, make_match_over, make_request, parse_reply
 

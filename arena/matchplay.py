@@ -23,8 +23,9 @@ from arena.botproc import Limits, Manifest, SandboxMode
 from arena.clock import TimeControl
 from arena.conductor import play_matches
 from arena.engine import Rules
-from arena.faults import Fault, FaultKind, FaultPolicy
-from arena.referee import MatchOutcome, Referee
+from arena.engine.records import Fault, FaultKind, MatchOutcome
+from arena.faults import FaultPolicy
+from arena.referee import Referee
 from arena.session import BotSession, raise_descriptor_limit, start_session
 
 log = logging.getLogger(__name__)

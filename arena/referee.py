@@ -14,13 +14,14 @@ into a ``Fault``: the referee fills in the match's hand index and clock, through
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from arena.clock import MatchClock, TimeControl
 from arena.engine import Hand, HandResult, IllegalAction, Match, Rules
 from arena.engine.match import match_view
-from arena.faults import Fault, FaultKind, FaultPolicy, truncate
+from arena.engine.records import Fault, FaultKind, MatchOutcome, Think
+from arena.faults import FaultPolicy, truncate
 
 # Faults after which the bot cannot go on, so even the lenient policy forfeits the match.
 _FATAL = frozenset({FaultKind.CRASH, FaultKind.DISCONNECT, FaultKind.PROTOCOL})
@@ -52,43 +53,6 @@ class Notice:
     hands: int = 0
     forfeit: bool = False
     fault: dict[str, Any] | None = None
-
-
-@dataclass(slots=True)
-class MatchOutcome:
-    """Everything the results store keeps about a refereed match."""
-
-    match_id: str
-    seed: Any
-    names: tuple[str, str]
-    rules: dict[str, Any]
-    winner: int | None
-    score: tuple[int, int]
-    forfeit: bool
-    void: bool
-    faults: list[Fault]
-    results: list[HandResult]
-    records: list[dict[str, Any]]
-    think_ms: list[tuple[int, int, float, float | None]] = field(default_factory=list)
-    interrupted: dict[str, Any] | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return {
-            "match_id": self.match_id,
-            "seed": self.seed,
-            "names": list(self.names),
-            "rules": self.rules,
-            "winner": self.winner,
-            "score": list(self.score),
-            "forfeit": self.forfeit,
-            "void": self.void,
-            "faults": [f.to_dict() for f in self.faults],
-            "results": [r.to_dict() for r in self.results],
-            "records": self.records,
-            "think_ms": [list(t) for t in self.think_ms],
-            "interrupted": self.interrupted,
-        }
 
 
 def build_fault(kind: FaultKind, seat: int, detail: str, *, bot: str, match_id: str, hand_index: int,
@@ -168,7 +132,7 @@ class Referee:
         self.clock = MatchClock(time_control or TimeControl())
         self.match = Match(rules, seed=seed)
         self.faults: list[Fault] = []
-        self.think_ms: list[tuple[int, int, float, float | None]] = []  # seat, hand, wall ms, CPU ms
+        self.think_ms: list[Think] = []
         self._forfeit_by: int | None = None
         self._void = False
 
@@ -256,7 +220,7 @@ class Referee:
         hand_index, score_before, carry_before = match.hand_index, match.score, match.carry
         result = match.apply(action)
         if elapsed_s is not None:
-            self.think_ms.append((seat, hand_index, elapsed_s * 1000.0, None if cpu_s is None else cpu_s * 1000.0))
+            self.think_ms.append(Think(seat, hand_index, elapsed_s * 1000.0, None if cpu_s is None else cpu_s * 1000.0))
         if result is None:
             return []
         notices = [
@@ -302,9 +266,9 @@ class Referee:
             score=match.score,
             forfeit=self._forfeit_by is not None,
             void=self._void,
-            faults=list(self.faults),
-            results=list(match.results),
-            records=list(match.records),
-            think_ms=list(self.think_ms),
+            faults=tuple(self.faults),
+            results=tuple(match.results),
+            records=tuple(match.records),
+            think_ms=tuple(self.think_ms),
             interrupted=interrupted,
         )

@@ -1,7 +1,7 @@
 """The tournament runner: pairs in parallel on a ``concurrent.futures.Executor``, results to the store.
 
 The parent owns the store (the one writer) and the ratings; workers play whole pairs and
-return plain dicts. Locally the executor is a fork ``ProcessPoolExecutor`` made once, before
+return ``PairOutcome`` records. Locally the executor is a fork ``ProcessPoolExecutor`` made once, before
 any ZeroMQ context exists in this process; with ``--cluster`` it is a Dask client's
 executor. A pair is committed in one transaction with the rating snapshots it unlocks, so a
 run stopped at any moment (Ctrl-C, kill -9, power loss) resumes with nothing lost and
@@ -32,15 +32,14 @@ from typing import Any, Protocol
 from arena.botproc import Limits, Manifest, ManifestError, cgroups, fingerprint, load_manifest, resolve_mode
 from arena.botproc.fingerprint import runtime_changes, runtime_files
 from arena.engine.deals import DealMode, Deals
-from arena.faults import Fault, FaultKind
+from arena.engine.records import ChangedBot, Fault, FaultKind, MatchOutcome, PairOutcome
 from arena.logsetup import renew_forwarding
 from arena.matchplay import MatchSettings, MatchSpec, SessionPool, play_at_once, play_spec
 from arena.multiplex import pairs_in_flight, submit_pairs
 from arena.output import BOT_LOGS, MIB, forget_held_locks, free_space, hold_output, space_needed
-from arena.referee import MatchOutcome
 from arena.schedule import Pair, match_id, new_key, schedule
 from arena.tournament import ConfigError, TournamentConfig
-from results.ratings import PairResults, Rating, RatingEnv, ScheduleRater, rated_result, stored_pair_results
+from results.ratings import Rating, RatingEnv, ScheduleRater, stored_pair_results
 from results.store import DB_NAME, DiskFullError, Store
 
 log = logging.getLogger(__name__)
@@ -231,8 +230,8 @@ def current_fingerprint(bot_dir: str) -> str:
     return known[1]
 
 
-def _changed_bots(task: PairTask) -> list[tuple[int, str]]:
-    """(slot, fingerprint now) of the pair's bots whose folders differ from the given fingerprints."""
+def _changed_bots(task: PairTask) -> tuple[ChangedBot, ...]:
+    """The pair's bots whose folders differ from the given fingerprints, with their fingerprints now."""
     changed = []
     for slot, (bot_dir, expected) in enumerate(zip(task.bot_dirs, task.fingerprints)):
         try:
@@ -240,29 +239,29 @@ def _changed_bots(task: PairTask) -> list[tuple[int, str]]:
         except (OSError, ManifestError):
             now = "missing"
         if now != expected:
-            changed.append((slot, now))
-    return changed
+            changed.append(ChangedBot(slot, now))
+    return tuple(changed)
 
 
-def play_pair(task: PairTask) -> dict[str, Any]:
-    """Play both halves of a pair, one after the other (run in a worker); returns plain, picklable results."""
+def play_pair(task: PairTask) -> PairOutcome:
+    """Play both halves of a pair, one after the other (run in a worker)."""
     return play_pairs([task])[0]
 
 
-def play_pairs(tasks: list[PairTask]) -> list[dict[str, Any]]:
+def play_pairs(tasks: list[PairTask]) -> list[PairOutcome]:
     """Play every half of several pairs, multiplexed on the bots' processes (run in a worker).
 
     A pair whose bot folder differs from its stored fingerprint before or after it is played
-    is not played, or its results are dropped: its result then names the changed bots only.
+    is not played, or its results are dropped: its outcome then names the changed bots only.
     """
-    results: dict[int, dict[str, Any]] = {}
+    results: dict[int, PairOutcome] = {}
     playable = []
     for task in tasks:
         if _playing is not None:
             _playing[task.pair_index] = os.getpid()
         changed = _changed_bots(task)
         if changed:
-            results[task.pair_index] = {"pair_index": task.pair_index, "changed": changed}
+            results[task.pair_index] = PairOutcome(task.pair_index, changed=changed)
         else:
             playable.append(task)
     if playable:
@@ -274,24 +273,23 @@ def play_pairs(tasks: list[PairTask]) -> list[dict[str, Any]]:
             outcomes = play_at_once(pool, specs, attempts=MAX_MATCH_ATTEMPTS)
         for i, task in enumerate(playable):
             changed = _changed_bots(task)  # edited while it played: which version played is unknown
-            results[task.pair_index] = {"pair_index": task.pair_index, "changed": changed} if changed else {
-                "pair_index": task.pair_index, "outcomes": [o.to_dict() for o in outcomes[2 * i:2 * i + 2]],
-                "changed": []}
+            results[task.pair_index] = PairOutcome(task.pair_index, changed=changed) if changed else PairOutcome(
+                task.pair_index, tuple(outcomes[2 * i:2 * i + 2]))
     return [results[task.pair_index] for task in tasks]
 
 
 
 
-def _void_pair(task: PairTask, detail: str) -> dict[str, Any]:
-    """The stored form of a pair that could not be played (harness faults only, never rated)."""
+def _void_pair(task: PairTask, detail: str) -> PairOutcome:
+    """A pair that could not be played, as it is stored: harness faults only, never rated."""
     outcomes = []
     for half in (0, 1):
         fault = Fault(FaultKind.HARNESS, None, "arena", detail, match_id=match_id(task.pair_index, half))
         outcomes.append(MatchOutcome(
             match_id=fault.match_id, seed=task.seed, names=task.labels, rules=task.settings.rules.to_dict(),
-            winner=None, score=(0, 0), forfeit=False, void=True, faults=[fault], results=[], records=[],
-        ).to_dict())
-    return {"pair_index": task.pair_index, "outcomes": outcomes, "changed": []}
+            winner=None, score=(0, 0), forfeit=False, void=True, faults=(fault,),
+        ))
+    return PairOutcome(task.pair_index, tuple(outcomes))
 
 
 # ---------------------------------------------------------------------- executors
@@ -423,10 +421,6 @@ def _check_runtime(store: Store, tid: int) -> None:
                           f"files, or start a new tournament in a new output folder")
 
 
-def _pair_results(outcomes: list[dict[str, Any]], seats: list[tuple[int, int]]) -> PairResults:
-    return [rated_result(entrants, outcome["winner"], outcome["void"]) for outcome, entrants in zip(outcomes, seats)]
-
-
 def _restore_rater(store: Store, tid: int, entrants: int, env: RatingEnv) -> ScheduleRater:
     """The rater at its last stored snapshot, fed with the pairs stored beyond it."""
     rater = ScheduleRater(env, entrants)
@@ -470,8 +464,10 @@ class StopFlag:
 class ResultSink:
     """Stores finished pairs with the rating snapshots they unlock, as one unit.
 
-    The snapshots are computed on a copy of the rater, which replaces the rater only once the
-    store committed the pair: a failed or interrupted commit leaves both as they were.
+    A pair is rated from its rows as just stored (the same conversion a resume and the
+    leaderboard use). The snapshots are computed on a copy of the rater, which replaces the
+    rater only once the store committed the pair: a failed or interrupted commit leaves both
+    as they were.
     """
 
     def __init__(self, store: Store, tid: int, rater: ScheduleRater, report: RunReport,
@@ -481,18 +477,19 @@ class ResultSink:
         self.withdrawn = {e["entrant"]: e["withdrawn"] for e in store.entrants(tid) if e["withdrawn"] is not None}
         report.withdrawn = {labels[e]: why for e, why in self.withdrawn.items()}
 
-    def record(self, result: dict[str, Any], attempts: int, *, withdraw: dict[int, str] | None = None) -> None:
-        """Store one pair's result, and withdraw entrants with it (StoreError: then nothing changed)."""
-        index, outcomes = result["pair_index"], result["outcomes"]
+    def record(self, pair: PairOutcome, attempts: int, *, withdraw: dict[int, str] | None = None) -> None:
+        """Store one played pair, and withdraw entrants with it (StoreError: then nothing changed)."""
+        index = pair.pair_index
         trial = self.rater.copy()
-        snapshots = trial.add(index, _pair_results(outcomes, self.seats[index]))
         with self.store.transaction():
             for entrant, why in (withdraw or {}).items():
                 self.store.withdraw(self.tid, entrant, why)
-            self.store.record_pair(self.tid, index, outcomes, self.seats[index], snapshots, attempts=attempts)
+            self.store.record_pair(self.tid, index, pair.outcomes, self.seats[index], attempts=attempts)
+            stored = stored_pair_results(self.store.matches(self.tid, index))
+            self.store.record_snapshots(self.tid, trial.add(index, stored[index]))
         self.rater = trial
         self.report.pairs_played += 1
-        self.report.faults += sum(len(o["faults"]) for o in outcomes)
+        self.report.faults += sum(len(o.faults) for o in pair.outcomes)
         for entrant, why in (withdraw or {}).items():
             log.error("bot %r %s", self.labels[entrant], why)
             self.withdrawn[entrant] = why
@@ -502,20 +499,21 @@ class ResultSink:
         """The pair's entrants already withdrawn (changed during the run)."""
         return [e for e in self.seats[task.pair_index][0] if e in self.withdrawn]
 
-    def refuse(self, task: PairTask, changed: list[tuple[int, str]]) -> None:
+    def refuse(self, task: PairTask, changed: tuple[ChangedBot, ...]) -> None:
         """Withdraw the pair's changed bots and store the pair void, naming them."""
         entrants = self.seats[task.pair_index][0]
         withdraw = {
-            entrants[slot]: (f"changed during the run (fingerprint {task.fingerprints[slot][:12]} at the start, "
-                             f"{now[:12]} at pair {task.pair_index}): its remaining pairs are refused")
-            for slot, now in changed if entrants[slot] not in self.withdrawn
+            entrants[bot.slot]: (f"changed during the run (fingerprint {task.fingerprints[bot.slot][:12]} at the "
+                                 f"start, {bot.fingerprint[:12]} at pair {task.pair_index}): its remaining pairs "
+                                 f"are refused")
+            for bot in changed if entrants[bot.slot] not in self.withdrawn
         }
         names = ", ".join(repr(self.labels[e]) for e in sorted({*withdraw, *self.refused_entrants(task)}))
         self.record(_void_pair(task, f"refused: {names} changed during the run"), 0, withdraw=withdraw)
 
     def refuse_withdrawn(self, task: PairTask) -> None:
         """Store a pair of an already withdrawn bot void, without playing it."""
-        self.refuse(task, [])
+        self.refuse(task, ())
 
 
 class PairScheduler:
@@ -537,7 +535,7 @@ class PairScheduler:
         self.playing = multiprocessing.get_context("fork").Array(
             "q", sink.report.pairs_total, lock=False) if track_workers else None
         self.stop = StopFlag()
-        self.in_flight: dict[cf.Future[dict[str, Any]], PairTask] = {}
+        self.in_flight: dict[cf.Future[PairOutcome], PairTask] = {}
         self.failures: dict[int, int] = {}
         self.unattributed: dict[int, int] = {}
         self.workers: set[int] = set()
@@ -612,17 +610,17 @@ class PairScheduler:
             if task is None:  # re-queued when a worker died
                 continue
             try:
-                result = future.result()
+                pair = future.result()
             except BrokenProcessPool:
                 self._on_worker_death(task)
                 return
             except Exception as exc:  # a harness failure in the worker: never charged to a bot
                 self._on_pair_error(task, exc)
                 continue
-            if result["changed"]:
-                self._store(self.sink.refuse, task, result["changed"])
+            if pair.changed:
+                self._store(self.sink.refuse, task, pair.changed)
             else:
-                self._store(self.sink.record, result, self.failures.get(task.pair_index, 0) + 1)
+                self._store(self.sink.record, pair, self.failures.get(task.pair_index, 0) + 1)
                 self._ask_stop_rule()
                 self.bar.update(2)
                 self.bar.set_postfix_str(f"leader {_leader(self.sink.rater, self.sink.labels)}", refresh=False)

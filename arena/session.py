@@ -44,8 +44,9 @@ from zmq.utils.monitor import parse_monitor_message
 
 from arena.botproc import BotProcess, Limits, Manifest, SandboxMode, start_bot
 from arena.botproc.view import make_link_folder
+from arena.engine.records import Fault, FaultKind
 from arena.errors import ArenaError
-from arena.faults import MAX_STDERR_CHARS, Fault, FaultKind, truncate
+from arena.faults import MAX_STDERR_CHARS, truncate
 from protocol import (
     MAX_MESSAGE_BYTES,
     PROTOCOL_MAJOR,

@@ -44,7 +44,7 @@ def _play(bots: tuple[Path, Path], matches: int | None, seed: int, run_dir: str,
         played = 0
         while (played < matches) if matches is not None else not stop.is_set():
             outcome = play_match(pool, manifests, f"bench-{seed}-{played}", seed + played)
-            times += [wall for seat, _hand, wall, _cpu in outcome.think_ms if seat == 0]
+            times += [think.wall_ms for think in outcome.think_ms if think.seat == 0]
             played += 1
     if matches is not None:
         stop.set()

@@ -23,8 +23,9 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 from arena.botproc import load_manifest  # noqa: E402
 from arena.clock import TimeControl
 from arena.conductor import play_matches
+from arena.engine.records import MatchOutcome
 from arena.matchplay import MatchSettings, SessionPool
-from arena.referee import MatchOutcome, Referee
+from arena.referee import Referee
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -77,7 +78,7 @@ def main() -> None:
                 lock.append((hands / secs, decisions / secs))
                 secs, outs = run_matches(pool, "bench/bots/echo", seeds, 1)
                 _, decisions = count(outs)
-                rtt += [ms for o in outs for _, _, ms, _cpu in o.think_ms]
+                rtt += [think.wall_ms for o in outs for think in o.think_ms]
                 cycle.append(secs / decisions * 1000.0)
             with SessionPool(Path(run_dir), MatchSettings(time_control=control, max_games=args.games)) as pool:
                 secs, outs = run_matches(pool, "bots/random", seeds, args.games)

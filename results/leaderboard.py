@@ -15,7 +15,7 @@ from typing import Any
 from .bradley_terry import DEFAULT_REPLICATES, DEFAULT_SEED, DEFAULT_TOP_K, PRIOR, BTFit, BTStanding, bradley_terry
 from .pairgames import pair_games
 from .pairstats import PairStats, head_to_head
-from .ratings import RatingEnv, rate_in_schedule_order, rated_result, stored_pair_results
+from .ratings import RatingEnv, rate_in_schedule_order, stored_pair_results, stored_result
 from .store import Store
 
 RATINGS = ("bt", "trueskill")
@@ -218,7 +218,7 @@ def build_leaderboard(store: Store, env: RatingEnv | None = None, *, rating: str
         a: {b: {"wins": 0, "matches": 0} for b in labels if b != a} for a in labels}
     matches = store.matches(tid)
     for match in matches:
-        result = rated_result((match["seat0"], match["seat1"]), match["winner_seat"], bool(match["void"]))
+        result = stored_result(match)
         if result is not None:
             winner, loser = result
             wins[winner] += 1

@@ -79,21 +79,23 @@ class RatingEnv:
 PairResults = list[tuple[int, int] | None]
 
 
-def rated_result(seats: tuple[int, int], winner_seat: int | None, void: bool) -> tuple[int, int] | None:
-    """One match as rating input: ``(winner entrant, loser entrant)`` from the entrants on its
-    seats, or None for a void match (or one without a winner)."""
-    if void or winner_seat is None:
+def stored_result(match: sqlite3.Row) -> tuple[int, int] | None:
+    """A stored match row (``Store.matches``) as rating input: ``(winner entrant, loser
+    entrant)`` from the entrants on its seats, or None for a void match. The one conversion
+    from the store's rows to what the raters take: the runner, too, rates a pair from the
+    rows it has just stored."""
+    winner_seat = match["winner_seat"]
+    if match["void"] or winner_seat is None:
         return None
+    seats = (match["seat0"], match["seat1"])
     return seats[winner_seat], seats[1 - winner_seat]
 
 
 def stored_pair_results(matches: Iterable[sqlite3.Row]) -> dict[int, PairResults]:
-    """Stored match rows (``Store.matches``: schedule order) as rating input by pair index:
-    the one conversion from the store's rows to what the raters take."""
+    """Stored match rows (schedule order) as rating input by pair index (see ``stored_result``)."""
     by_pair: dict[int, PairResults] = {}
     for match in matches:
-        result = rated_result((match["seat0"], match["seat1"]), match["winner_seat"], bool(match["void"]))
-        by_pair.setdefault(match["pair_index"], []).append(result)
+        by_pair.setdefault(match["pair_index"], []).append(stored_result(match))
     return by_pair
 
 

@@ -17,13 +17,14 @@ import json
 import logging
 import os
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from arena.engine.deals import Deals
+from arena.engine.records import MatchOutcome
 
 from .errors import StoreError
 
@@ -521,8 +522,11 @@ class Store:
                                (tid,))
         return {row[0] for row in rows}
 
-    def matches(self, tid: int) -> list[sqlite3.Row]:
-        """Every stored match in schedule order (pair index, then half)."""
+    def matches(self, tid: int, pair_index: int | None = None) -> list[sqlite3.Row]:
+        """Every stored match in schedule order (pair index, then half); only one pair's with ``pair_index``."""
+        if pair_index is not None:
+            return self.db.execute("SELECT * FROM matches WHERE tournament_id = ? AND pair_index = ? ORDER BY half",
+                                   (tid, pair_index)).fetchall()
         return self.db.execute(
             "SELECT * FROM matches WHERE tournament_id = ? ORDER BY pair_index, half", (tid,)
         ).fetchall()
@@ -569,9 +573,14 @@ class Store:
 
     # ------------------------------------------------------------------ writes
 
-    def record_pair(self, tid: int, pair_index: int, outcomes: list[dict[str, Any]], seats: list[tuple[int, int]],
-                    snapshots: list[tuple[int, dict[int, tuple[float, float]]]], attempts: int = 1) -> None:
-        """Store one finished pair (both halves) and the rating snapshots it unlocked, atomically."""
+    def record_pair(self, tid: int, pair_index: int, outcomes: Sequence[MatchOutcome],
+                    seats: Sequence[tuple[int, int]], attempts: int = 1) -> None:
+        """Store one finished pair: both halves with their hands, faults and think times, atomically.
+
+        ``seats[half]`` are the entrants on seats 0 and 1 of that half. Inside a caller's
+        ``transaction()`` it commits with whatever else the caller writes there (the rating
+        snapshots the pair unlocks: ``record_snapshots``).
+        """
         with self.transaction() as db:
             done = db.execute("SELECT finished_at FROM pairs WHERE tournament_id = ? AND pair_index = ?",
                               (tid, pair_index)).fetchone()
@@ -583,6 +592,10 @@ class Store:
                 self._insert_match(db, tid, pair_index, half, outcome, (seat0, seat1))
             db.execute("UPDATE pairs SET finished_at = ?, attempts = ? WHERE tournament_id = ? AND pair_index = ?",
                        (_now(), attempts, tid, pair_index))
+
+    def record_snapshots(self, tid: int, snapshots: list[tuple[int, dict[int, tuple[float, float]]]]) -> None:
+        """Store rating snapshots: ``(after_pair, {entrant: (mu, sigma)})`` each."""
+        with self.transaction() as db:
             for after_pair, ratings in snapshots:
                 db.executemany(
                     "INSERT INTO rating_snapshots (tournament_id, after_pair, entrant, mu, sigma) VALUES (?, ?, ?, ?, ?)",
@@ -590,37 +603,37 @@ class Store:
                 )
 
     def _insert_match(self, db: sqlite3.Connection, tid: int, pair_index: int, half: int,
-                      outcome: dict[str, Any], seats: tuple[int, int]) -> None:
-        interrupted = outcome.get("interrupted")
+                      outcome: MatchOutcome, seats: tuple[int, int]) -> None:
+        interrupted = outcome.interrupted
         row = db.execute(
             "INSERT INTO matches (tournament_id, pair_index, half, match_id, seed, seat0, seat1, winner_seat, "
             "score0, score1, forfeit, void, hands, interrupted_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (tid, pair_index, half, outcome["match_id"], str(outcome["seed"]), seats[0], seats[1], outcome["winner"],
-             outcome["score"][0], outcome["score"][1], int(outcome["forfeit"]), int(outcome["void"]),
-             len(outcome["results"]), json.dumps(interrupted) if interrupted else None),
+            (tid, pair_index, half, outcome.match_id, str(outcome.seed), seats[0], seats[1], outcome.winner,
+             outcome.score[0], outcome.score[1], int(outcome.forfeit), int(outcome.void),
+             len(outcome.results), json.dumps(interrupted) if interrupted else None),
         ).lastrowid
         db.executemany(
             "INSERT INTO hands (match_row, hand_index, winner_seat, game_points, reason, total0, total1, tricks0, "
             "tricks1, record_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
-                (row, i, r["winner"], r["game_points"], r["reason"], r["totals"][0], r["totals"][1],
-                 r["tricks"][0], r["tricks"][1], json.dumps(record, separators=(",", ":")))
-                for i, (r, record) in enumerate(zip(outcome["results"], outcome["records"]))
+                (row, i, r.winner, r.game_points, str(r.reason), r.totals[0], r.totals[1],
+                 r.tricks[0], r.tricks[1], json.dumps(record, separators=(",", ":")))
+                for i, (r, record) in enumerate(zip(outcome.results, outcome.records))
             ],
         )
         db.executemany(
             "INSERT INTO faults (match_row, seat, entrant, kind, detail, fault_json) VALUES (?, ?, ?, ?, ?, ?)",
             [
-                (row, f["seat"], None if f["seat"] is None else seats[f["seat"]], f["kind"], f["detail"],
-                 json.dumps(f))
-                for f in outcome["faults"]
+                (row, f.seat, None if f.seat is None else seats[f.seat], str(f.kind), f.detail,
+                 json.dumps(f.to_dict()))
+                for f in outcome.faults
             ],
         )
         wall: dict[int, list[float]] = {0: [], 1: []}
         cpu: dict[int, list[float | None]] = {0: [], 1: []}
-        for seat, _hand, ms, *cpu_ms in outcome["think_ms"]:
-            wall[seat].append(round(ms, 3))
-            cpu[seat].append(round(cpu_ms[0], 3) if cpu_ms and cpu_ms[0] is not None else None)
+        for think in outcome.think_ms:
+            wall[think.seat].append(round(think.wall_ms, 3))
+            cpu[think.seat].append(None if think.cpu_ms is None else round(think.cpu_ms, 3))
         db.executemany(
             "INSERT INTO think_times (match_row, seat, entrant, times_ms_json, cpu_ms_json) VALUES (?, ?, ?, ?, ?)",
             [(row, seat, seats[seat], json.dumps(wall[seat]), json.dumps(cpu[seat])) for seat in (0, 1)],

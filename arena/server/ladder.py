@@ -30,11 +30,11 @@ from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from arena.botproc import SandboxMode, fingerprint
 from arena.clock import TimeControl
 from arena.engine import Rules
+from arena.engine.records import PairOutcome
 from arena.faults import FaultPolicy
 from arena.matchplay import MatchSettings
 from arena.runner import PairTask, play_pair, worker_init
@@ -160,7 +160,7 @@ class _Loop:
         self.deals = store.deals(tid)
         self.settings = match_settings(db.config())
         self.run_dir = str(ladder.folder / LADDER_DIR / LOGS)
-        self.in_flight: dict[cf.Future[dict[str, Any]], PairTask] = {}
+        self.in_flight: dict[cf.Future[PairOutcome], PairTask] = {}
         self.attempts: Counter[int] = Counter()
         self.played: Counter[Pairing] = Counter()
         self.sigma: dict[int, float] = {}
@@ -262,12 +262,12 @@ class _Loop:
         self.played[pairing] += 1
         return self._task(index, active[a], active[b], self.deals.pair_seed(index))
 
-    def _collect(self, future: cf.Future[dict[str, Any]]) -> bool:
+    def _collect(self, future: cf.Future[PairOutcome]) -> bool:
         """Store a finished pair; False when the worker pool broke (everything in flight is lost)."""
         task = self.in_flight.pop(future)
         a, b = self._entrants(task.pair_index)
         try:
-            result = future.result()
+            pair = future.result()
         except BrokenProcessPool:
             log.error("ladder: a worker died; the pairs in flight are played again")
             self._requeue([task, *self.in_flight.values()])
@@ -277,7 +277,7 @@ class _Loop:
             log.error("ladder: pair %d failed in the harness: %r", task.pair_index, exc)
             self._requeue([task])
             return True
-        self.store.record_pair(self.tid, task.pair_index, result["outcomes"], [(a, b), (b, a)], [],
+        self.store.record_pair(self.tid, task.pair_index, pair.outcomes, [(a, b), (b, a)],
                                attempts=self.attempts[task.pair_index])
         self._rate()
         return True

@@ -25,8 +25,8 @@ from arena.clock import MatchClock, TimeControl
 from arena.conductor import play_matches
 from arena.engine import Hand, Rules
 from arena.engine.match import match_view
-from arena.faults import Fault, FaultKind
-from arena.referee import Decision, MatchOutcome, Notice, build_fault
+from arena.engine.records import Fault, FaultKind, MatchOutcome
+from arena.referee import Decision, Notice, build_fault
 from arena.session import RECEIVE_BATCH, BotSession
 from arena.validation.positions import Position
 
@@ -175,7 +175,7 @@ class ProbeReferee:
         return MatchOutcome(
             match_id=self.match_id, seed=self.match_id, names=(self.bot_name, self.bot_name),
             rules=self.rules.to_dict(), winner=None, score=(0, 0), forfeit=self.problem is not None, void=True,
-            faults=list(self.faults), results=[] if result is None else [result], records=[self.hand.record()],
+            faults=tuple(self.faults), results=() if result is None else (result,), records=(self.hand.record(),),
         )
 
     # ------------------------------------------------------------------ inside

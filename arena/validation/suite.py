@@ -43,7 +43,8 @@ from arena.botproc import (
 from arena.botproc.process import ENV_TOKEN
 from arena.botproc.sandbox import REPO_ROOT
 from arena.clock import TimeControl
-from arena.faults import Fault, FaultKind, FaultPolicy
+from arena.engine.records import Fault, FaultKind
+from arena.faults import FaultPolicy
 from arena.matchplay import MatchSettings, SessionPool, play_match
 from arena.session import BotSession, start_session
 from arena.validation import leftovers

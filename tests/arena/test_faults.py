@@ -27,9 +27,9 @@ import pytest
 from arena.botproc.process import GUARD_SCRIPT
 from arena.botproc import Limits, Manifest, load_manifest, procfs
 from arena.clock import TimeControl
-from arena.faults import Fault, FaultKind, FaultPolicy
+from arena.engine.records import Fault, FaultKind, MatchOutcome
+from arena.faults import FaultPolicy
 from arena.matchplay import MatchSettings, SessionPool, play_match
-from arena.referee import MatchOutcome
 
 pytestmark = pytest.mark.integration
 
@@ -98,7 +98,7 @@ def seat_manifests(faulty: Manifest, opponent: Manifest, seat: int) -> tuple[Man
 
 def assert_clean(outcome: MatchOutcome) -> None:
     """A match played out with no fault at all."""
-    assert outcome.faults == []
+    assert outcome.faults == ()
     assert not outcome.forfeit and not outcome.void and outcome.interrupted is None
     assert outcome.winner in (0, 1)
     assert outcome.score[outcome.winner] >= outcome.rules.get("match_target", 7)

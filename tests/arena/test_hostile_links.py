@@ -34,9 +34,8 @@ import pytest
 
 from arena.botproc import Manifest, SandboxMode, cgroups, load_manifest
 from arena.clock import TimeControl
-from arena.faults import FaultKind
+from arena.engine.records import FaultKind, MatchOutcome
 from arena.matchplay import MatchSettings, SessionPool, play_match
-from arena.referee import MatchOutcome
 from arena.session import MAX_OWN_CONNECTIONS, BotSession
 
 pytestmark = pytest.mark.integration
@@ -227,7 +226,7 @@ def test_a_connection_flood_before_the_hello_is_a_fault_of_the_flooder(
     assert outcome.forfeit and outcome.winner == 1 - seat
     assert [s.manifest for s in pool.idle] == [opponent]  # the opponent's session lives on
     clean = play_match(pool, (opponent, load_manifest(ECHO)), "after", 5, pair_key="after")
-    assert clean.faults == []
+    assert clean.faults == ()
 
 
 # ----------------------------------------------------------------------- arena match

@@ -24,8 +24,9 @@ from arena.botproc import Manifest, load_manifest
 from arena.conductor import play_matches
 from arena.engine import CARD_NAMES, SUITS, Hand, Rules
 from arena.engine.cards import cards_of
+from arena.engine.records import MatchOutcome
 from arena.matchplay import MatchSettings, SessionPool, play_match
-from arena.referee import MatchOutcome, Referee
+from arena.referee import Referee
 from arena.session import BotSession
 
 pytestmark = pytest.mark.integration

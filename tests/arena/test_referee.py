@@ -8,7 +8,8 @@ import pytest
 
 from arena.clock import MatchClock, TimeControl
 from arena.engine import Match, Rules
-from arena.faults import Fault, FaultKind, FaultPolicy
+from arena.engine.records import Fault, FaultKind
+from arena.faults import FaultPolicy
 from arena.referee import Referee
 
 pytestmark = pytest.mark.unit
@@ -41,7 +42,7 @@ def test_a_clean_match_matches_the_engine_and_notifies_every_hand() -> None:
     while not twin.is_over:
         twin.apply(random_answer(twin.legal_actions(), twin.view(twin.to_move), rng))
     assert outcome.winner == twin.winner and outcome.score == twin.score and not outcome.forfeit
-    assert outcome.records == twin.records and outcome.faults == []
+    assert list(outcome.records) == twin.records and outcome.faults == ()
     hand_overs = [n for n in notices if n.kind == "hand_over"]
     assert len(hand_overs) == 2 * len(twin.results)
     assert all(n.view["result"] is not None and n.view["legal_actions"] == [] for n in hand_overs)

@@ -55,7 +55,7 @@ def test_every_ladder_bot_plays_a_real_match_without_a_fault(tmp_path: Path) -> 
                 manifest = dataclasses.replace(manifest, env=types.MappingProxyType(env))
             seats = (manifest, random_bot) if i % 2 == 0 else (random_bot, manifest)
             outcome = play_match(pool, seats, f"ladder-{name}", seed=100 + i)
-            assert outcome.faults == [], (name, outcome.faults)
+            assert outcome.faults == (), (name, outcome.faults)
             assert outcome.winner is not None and not outcome.forfeit and outcome.results
     assert not set(procfs.descendants(os.getpid())) - before
 

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from arena.engine import HandResult, Reason
+from arena.engine.records import MatchOutcome, Think
 from results.errors import StoreError
 from results.store import APPLICATION_ID, MIGRATIONS, Store
 
@@ -18,10 +21,21 @@ BOTS = [dict(name="x", version="1", fingerprint="f", path="/x", label="x"),
         dict(name="y", version="1", fingerprint="g", path="/y", label="y")]
 
 
-def _outcome(match_id: str, winner: int) -> dict:
-    return {"match_id": match_id, "seed": 5, "winner": winner, "score": [7, 0] if winner == 0 else [0, 7],
-            "forfeit": False, "void": False, "results": [], "records": [], "faults": [], "think_ms": [[0, 0, 1.5]],
-            "interrupted": None}
+def _outcome(match_id: str, winner: int) -> MatchOutcome:
+    return MatchOutcome(match_id=match_id, seed=5, names=("x", "y"), rules={}, winner=winner,
+                        score=(7, 0) if winner == 0 else (0, 7), forfeit=False, void=False,
+                        think_ms=(Think(0, 0, 1.5),))
+
+
+def _unwritable(outcome: MatchOutcome) -> MatchOutcome:
+    """``outcome`` with a think time of a seat no match has: the store fails while writing it."""
+    return replace(outcome, think_ms=(Think(2, 0, 1.0),))
+
+
+def _padded(match_id: str, padding: str) -> MatchOutcome:
+    """A match seat 0 won in one hand whose record carries ``padding`` (to fill the file)."""
+    return replace(_outcome(match_id, 0), results=(HandResult(0, 3, Reason.DECLARED, (66, 0), (6, 0)),),
+                   records=({"padding": padding},))
 
 
 def test_a_new_store_is_marked_and_migrated(tmp_path: Path) -> None:
@@ -52,9 +66,9 @@ def test_each_decision_keeps_its_cpu_time_beside_its_wall_time(tmp_path: Path,
                        (row,))
     monkeypatch.setattr(store_module, "MIGRATIONS", MIGRATIONS)
     with Store(path) as store:
-        measured = {**_outcome("p00000h0", 0), "think_ms": [[0, 0, 1.5, 0.25], [1, 0, 2.0, None], [0, 1, 3.0, 1.0]]}
+        measured = replace(_outcome("p00000h0", 0), think_ms=(Think(0, 0, 1.5, 0.25), Think(1, 0, 2.0), Think(0, 1, 3.0, 1.0)))
         unmeasured = _outcome("p00000h1", 1)  # an outcome without CPU times: wall times only
-        store.record_pair(tid, 0, [measured, unmeasured], [(0, 1), (1, 0)], [])
+        store.record_pair(tid, 0, [measured, unmeasured], [(0, 1), (1, 0)])
         rows = sorted((json.loads(r["times_ms_json"]), json.loads(r["cpu_ms_json"] or "null"))
                       for r in store.think_times(tid))
     assert rows == sorted([([2.5], None), ([1.5, 3.0], [0.25, 1.0]), ([2.0], [None]), ([1.5], [None]), ([], [])])
@@ -63,18 +77,21 @@ def test_each_decision_keeps_its_cpu_time_beside_its_wall_time(tmp_path: Path,
 def test_a_pair_is_stored_once_and_atomically(tmp_path: Path) -> None:
     with Store(tmp_path / "a.sqlite", create=True) as store:
         tid = store.create_tournament("t", 1, {}, BOTS, [(0, 0, 1, 99), (1, 0, 1, 98)])
-        broken = _outcome("p00000h1", 1)
-        del broken["think_ms"]
+        broken = _unwritable(_outcome("p00000h1", 1))
         with pytest.raises(KeyError):
-            store.record_pair(tid, 0, [_outcome("p00000h0", 0), broken], [(0, 1), (1, 0)], [])
+            store.record_pair(tid, 0, [_outcome("p00000h0", 0), broken], [(0, 1), (1, 0)])
         assert store.matches(tid) == [] and store.finished_pairs(tid) == set()  # rolled back whole
-        store.record_pair(tid, 0, [_outcome("p00000h0", 0), _outcome("p00000h1", 1)], [(0, 1), (1, 0)],
-                          [(0, {0: (26.0, 8.0), 1: (24.0, 8.0)})])
+        with store.transaction():
+            store.record_pair(tid, 0, [_outcome("p00000h0", 0), _outcome("p00000h1", 1)], [(0, 1), (1, 0)])
+            store.record_snapshots(tid, [(0, {0: (26.0, 8.0), 1: (24.0, 8.0)})])
         with pytest.raises(StoreError, match="already stored"):
-            store.record_pair(tid, 0, [_outcome("p00000h0", 0), _outcome("p00000h1", 1)], [(0, 1), (1, 0)], [])
+            store.record_pair(tid, 0, [_outcome("p00000h0", 0), _outcome("p00000h1", 1)], [(0, 1), (1, 0)])
         with pytest.raises(StoreError, match="not in the schedule"):
-            store.record_pair(tid, 7, [], [], [])
+            store.record_pair(tid, 7, [], [])
         assert len(store.matches(tid)) == 2 and store.finished_pairs(tid) == {0}
+        assert [m["match_id"] for m in store.matches(tid, 0)] == ["p00000h0", "p00000h1"] == [
+            m["match_id"] for m in store.matches(tid)]
+        assert store.matches(tid, 1) == []
         assert [r["after_pair"] for r in store.snapshots(tid)] == [0, 0]
 
 
@@ -122,10 +139,8 @@ def _filled(path: Path, pairs: int) -> None:
     with Store(path, create=True) as store:
         tid = store.create_tournament("t", 1, {}, BOTS, [(i, 0, 1, i) for i in range(pairs)])
         for i in range(pairs):
-            big = _outcome(f"p{i:05d}h0", 0)
-            big["results"] = [{"winner": 0, "game_points": 3, "reason": "r", "totals": [66, 0], "tricks": [6, 0]}]
-            big["records"] = [{"padding": "x" * 3000}]
-            store.record_pair(tid, i, [big, _outcome(f"p{i:05d}h1", 1)], [(0, 1), (1, 0)], [])
+            big = _padded(f"p{i:05d}h0", "x" * 3000)
+            store.record_pair(tid, i, [big, _outcome(f"p{i:05d}h1", 1)], [(0, 1), (1, 0)])
     raw = sqlite3.connect(path)
     raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     raw.close()
@@ -210,11 +225,8 @@ def test_a_full_disk_is_a_clear_error_and_keeps_what_was_stored(tmp_path: Path) 
             stored = 0
             with pytest.raises(DiskFullError, match="disk is full") as info:
                 for i in range(1000):
-                    big = _outcome(f"p{i:05d}h0", 0)
-                    big["records"] = [{"padding": f"{i}" * 20_000}]
-                    big["results"] = [{"winner": 0, "game_points": 3, "reason": "r", "totals": [66, 0],
-                                       "tricks": [6, 0]}]
-                    store.record_pair(tid, i, [big, _outcome(f"p{i:05d}h1", 1)], [(0, 1), (1, 0)], [])
+                    big = _padded(f"p{i:05d}h0", f"{i}" * 20_000)
+                    store.record_pair(tid, i, [big, _outcome(f"p{i:05d}h1", 1)], [(0, 1), (1, 0)])
                     stored += 1
             assert str(path) in str(info.value) and "earlier results are intact" in str(info.value)
             assert 0 < stored < 1000 and not store.db.in_transaction

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
-from typing import Any
 
 from arena.engine import Match, Rules
 from arena.engine.deals import Deals
+from arena.engine.records import MatchOutcome
 from results.store import Store
 
 BOTS = [dict(name="x", version="1", fingerprint="f", path="/x", label="x"),
@@ -16,15 +16,15 @@ RULES = Rules()
 PAIRS = 3
 
 
-def played(seed: int, match_id: str) -> dict[str, Any]:
-    """A match played out by seeded random legal moves, in the form the runner stores."""
+def played(seed: int, match_id: str) -> MatchOutcome:
+    """A match played out by seeded random legal moves, as the runner stores it."""
     match = Match(RULES, seed=seed)
     rng = random.Random(match_id)
     while not match.is_over:
         match.apply(rng.choice(match.legal_actions()))
-    return {"match_id": match_id, "seed": seed, "winner": match.winner, "score": list(match.score),
-            "forfeit": False, "void": False, "results": [r.to_dict() for r in match.results],
-            "records": match.records, "faults": [], "think_ms": [], "interrupted": None}
+    return MatchOutcome(match_id=match_id, seed=seed, names=("x", "y"), rules=RULES.to_dict(), winner=match.winner,
+                        score=match.score, forfeit=False, void=False, results=tuple(match.results),
+                        records=tuple(match.records))
 
 
 def make_store(path: Path, deals: Deals, seeds: list[int] | None = None, *, finished: bool = True) -> Path:
@@ -36,7 +36,7 @@ def make_store(path: Path, deals: Deals, seeds: list[int] | None = None, *, fini
                                       [(i, 0, 1, seeds[i]) for i in range(PAIRS)], deal_key=deals.key)
         for i in range(PAIRS):
             halves = [played(seeds[i], f"p{i:05d}h{h}") for h in (0, 1)]
-            store.record_pair(tid, i, halves, [(0, 1), (1, 0)], [])
+            store.record_pair(tid, i, halves, [(0, 1), (1, 0)])
         if finished:
             store.finish_tournament(tid)
     return path

@@ -1,0 +1,147 @@
+"""What a refereed match leaves behind, as typed records: pure data, shared by the harness and the results.
+
+A ``Fault`` is a bot's misbehaviour as a value (protocol/PROTOCOL.md section 9), a ``Think``
+one answered decision's time, a ``MatchOutcome`` a whole match as the store keeps it, and a
+``PairOutcome`` the two halves of a duplicate pair as a worker returns them. All are frozen
+and picklable (they cross process pools and Dask); ``to_dict`` gives the JSON forms that
+``arena match --json`` prints and the store's ``fault_json`` keeps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from .result import HandResult
+
+# A hand's record: ``Hand.record()``, the JSON form replays and the store keep.
+HandRecord = dict[str, Any]
+
+
+class FaultKind(StrEnum):
+    """The closed vocabulary of faults; values are stored as text and sent on the wire."""
+
+    CRASH = "crash"
+    TIMEOUT = "timeout"
+    MALFORMED = "malformed"
+    ILLEGAL = "illegal"
+    DISCONNECT = "disconnect"
+    PROTOCOL = "protocol"
+    HARNESS = "harness"
+
+
+@dataclass(frozen=True, slots=True)
+class Fault:
+    """One fault, with the evidence: request, raw reply, timings and the bot's stderr tail."""
+
+    kind: FaultKind
+    seat: int | None
+    bot: str
+    detail: str
+    match_id: str = ""
+    hand_index: int | None = None
+    request: str | None = None
+    reply: str | None = None
+    elapsed_ms: float | None = None
+    time_limit_ms: int | None = None
+    bank_ms: int | None = None
+    dropped_replies: int = 0
+    exit: str | None = None
+    stderr_tail: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def charged(self) -> bool:
+        """Whether a bot is charged for it (harness faults never are)."""
+        return self.kind is not FaultKind.HARNESS
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (what the results store keeps)."""
+        data = asdict(self)
+        data["kind"] = str(self.kind)
+        return data
+
+    def describe(self) -> str:
+        """One line for people."""
+        who = f"seat {self.seat} ({self.bot})" if self.seat is not None else self.bot
+        return f"{self.kind} by {who}: {self.detail}"
+
+
+@dataclass(frozen=True, slots=True)
+class Think:
+    """One answered decision's time: the seat, its hand, wall and CPU time (None: not measured), in ms."""
+
+    seat: int
+    hand_index: int
+    wall_ms: float
+    cpu_ms: float | None = None
+
+    def to_list(self) -> list[Any]:
+        """JSON-ready form: ``[seat, hand_index, wall_ms, cpu_ms]``."""
+        return [self.seat, self.hand_index, self.wall_ms, self.cpu_ms]
+
+
+@dataclass(frozen=True, slots=True)
+class MatchOutcome:
+    """Everything the results store keeps about a refereed match.
+
+    ``winner`` is a seat, or None for a void match; ``results`` and ``records`` are the
+    finished hands in order, ``interrupted`` the record of a hand cut short by a forfeit or a
+    void, ``think_ms`` every answered decision's time.
+    """
+
+    match_id: str
+    seed: int | str
+    names: tuple[str, str]
+    rules: dict[str, Any]
+    winner: int | None
+    score: tuple[int, int]
+    forfeit: bool
+    void: bool
+    faults: tuple[Fault, ...] = ()
+    results: tuple[HandResult, ...] = ()
+    records: tuple[HandRecord, ...] = ()
+    think_ms: tuple[Think, ...] = ()
+    interrupted: HandRecord | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "match_id": self.match_id,
+            "seed": self.seed,
+            "names": list(self.names),
+            "rules": self.rules,
+            "winner": self.winner,
+            "score": list(self.score),
+            "forfeit": self.forfeit,
+            "void": self.void,
+            "faults": [f.to_dict() for f in self.faults],
+            "results": [r.to_dict() for r in self.results],
+            "records": list(self.records),
+            "think_ms": [t.to_list() for t in self.think_ms],
+            "interrupted": self.interrupted,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ChangedBot:
+    """A pair's bot whose folder no longer matches its fingerprint: ``slot`` 0 or 1 of the pair."""
+
+    slot: int
+    fingerprint: str  # the folder's fingerprint now ("missing" when it cannot be read)
+
+
+@dataclass(frozen=True, slots=True)
+class PairOutcome:
+    """A duplicate pair as a worker returns it: its two halves in order, or, when a bot changed
+    before or while it played, no outcomes and the ``changed`` bots (the pair is refused)."""
+
+    pair_index: int
+    outcomes: tuple[MatchOutcome, ...] = ()
+    changed: tuple[ChangedBot, ...] = ()
+
+    def __post_init__(self) -> None:
+        expected = 0 if self.changed else 2
+        if len(self.outcomes) != expected:
+            raise ValueError(f"pair {self.pair_index}: {len(self.outcomes)} outcomes, expected {expected}")
