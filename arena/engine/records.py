@@ -9,7 +9,7 @@ and picklable (they cross process pools and Dask); ``to_dict`` gives the JSON fo
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from enum import StrEnum
 from typing import Any
 
@@ -49,7 +49,6 @@ class Fault:
     dropped_replies: int = 0
     exit: str | None = None
     stderr_tail: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def charged(self) -> bool:
