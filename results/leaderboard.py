@@ -13,9 +13,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .bradley_terry import DEFAULT_REPLICATES, DEFAULT_SEED, DEFAULT_TOP_K, PRIOR, BTFit, BTStanding, bradley_terry
-from .pairgames import pair_games
+from .pairgames import pair_games, stored_result
 from .pairstats import PairStats, head_to_head
-from .ratings import RatingEnv, rate_in_schedule_order, stored_pair_results, stored_result
+from .ratings import RatingEnv, rate_in_schedule_order, stored_pair_results
 from .store import Store
 
 RATINGS = ("bt", "trueskill")

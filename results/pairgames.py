@@ -1,4 +1,6 @@
-"""Stored match rows -> the rating input: per pair, who met whom and how many matches each won.
+"""Stored match rows -> the rating input: each match's winner and loser (``stored_result``, the
+one conversion every rater, count and statistic uses), and per pair who met whom and how many
+matches each won.
 
 A pair (the same decks twice, seats swapped) is the statistical unit of the Bradley-Terry
 bootstrap and of the head-to-head statistics. Void matches (harness faults) count for no one.
@@ -15,6 +17,16 @@ class MatchRow(Protocol):
     """A stored match row (``sqlite3.Row`` or a dict with its columns)."""
 
     def __getitem__(self, column: str, /) -> Any: ...
+
+
+def stored_result(match: MatchRow) -> tuple[int, int] | None:
+    """A stored match as ``(winner entrant, loser entrant)``, from the entrants on its seats;
+    None for a void match (or one without a winner)."""
+    winner_seat = match["winner_seat"]
+    if match["void"] or winner_seat is None:
+        return None
+    seats = (match["seat0"], match["seat1"])
+    return seats[winner_seat], seats[1 - winner_seat]
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +51,7 @@ def pair_games(matches: Iterable[MatchRow]) -> list[PairGames]:
     for match in matches:
         seats = (match["seat0"], match["seat1"])
         entry = found.setdefault(match["pair_index"], [*(seats if match["half"] == 0 else seats[::-1]), 0, 0])
-        if match["void"] or match["winner_seat"] is None:
-            continue
-        entry[2 if seats[match["winner_seat"]] == entry[0] else 3] += 1
+        result = stored_result(match)
+        if result is not None:
+            entry[2 if result[0] == entry[0] else 3] += 1
     return [PairGames(index, *entry) for index, entry in sorted(found.items())]

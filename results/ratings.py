@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import logging
 import math
-import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 import trueskill
+
+from .pairgames import MatchRow, stored_result
 
 log = logging.getLogger(__name__)
 
@@ -79,20 +80,9 @@ class RatingEnv:
 PairResults = list[tuple[int, int] | None]
 
 
-def stored_result(match: sqlite3.Row) -> tuple[int, int] | None:
-    """A stored match row (``Store.matches``) as rating input: ``(winner entrant, loser
-    entrant)`` from the entrants on its seats, or None for a void match. The one conversion
-    from the store's rows to what the raters take: the runner, too, rates a pair from the
-    rows it has just stored."""
-    winner_seat = match["winner_seat"]
-    if match["void"] or winner_seat is None:
-        return None
-    seats = (match["seat0"], match["seat1"])
-    return seats[winner_seat], seats[1 - winner_seat]
-
-
-def stored_pair_results(matches: Iterable[sqlite3.Row]) -> dict[int, PairResults]:
-    """Stored match rows (schedule order) as rating input by pair index (see ``stored_result``)."""
+def stored_pair_results(matches: Iterable[MatchRow]) -> dict[int, PairResults]:
+    """Stored match rows (schedule order) as TrueSkill input by pair index (``pairgames.stored_result``
+    each; the runner, too, rates a pair from the rows it has just stored)."""
     by_pair: dict[int, PairResults] = {}
     for match in matches:
         by_pair.setdefault(match["pair_index"], []).append(stored_result(match))

@@ -19,6 +19,7 @@ from arena.engine.cards import CARD_INDEX, CARD_POINTS
 from arena.engine.view import organiser_events
 
 from ..leaderboard import Leaderboard, build_leaderboard
+from ..pairgames import stored_result
 from ..ratings import RatingEnv
 from ..store import Store
 
@@ -358,9 +359,10 @@ def _load(store: Store, env: RatingEnv) -> ReportData:
             line.hands += len(match_hands)
             line.points_for += points[seat]
             line.points_against += points[1 - seat]
-            if row["void"] or row["winner_seat"] is None:
+            result = stored_result(row)
+            if result is None:
                 line.void += 1
-            elif row["winner_seat"] == seat:
+            elif result[0] == me:
                 line.wins += 1
             else:
                 line.losses += 1
