@@ -261,7 +261,7 @@ class Referee:
             match_id=self.match_id,
             seed=self.seed,
             names=self.names,
-            rules=self.rules.to_dict(),
+            rules=self.rules,
             winner=winner,
             score=match.score,
             forfeit=self._forfeit_by is not None,

@@ -286,7 +286,7 @@ def _void_pair(task: PairTask, detail: str) -> PairOutcome:
     for half in (0, 1):
         fault = Fault(FaultKind.HARNESS, None, "arena", detail, match_id=match_id(task.pair_index, half))
         outcomes.append(MatchOutcome(
-            match_id=fault.match_id, seed=task.seed, names=task.labels, rules=task.settings.rules.to_dict(),
+            match_id=fault.match_id, seed=task.seed, names=task.labels, rules=task.settings.rules,
             winner=None, score=(0, 0), forfeit=False, void=True, faults=(fault,),
         ))
     return PairOutcome(task.pair_index, tuple(outcomes))

@@ -14,6 +14,7 @@ from enum import StrEnum
 from typing import Any
 
 from .result import HandResult
+from .rules import Rules
 
 # A hand's record: ``Hand.record()``, the JSON form replays and the store keep.
 HandRecord = dict[str, Any]
@@ -93,7 +94,7 @@ class MatchOutcome:
     match_id: str
     seed: int | str
     names: tuple[str, str]
-    rules: dict[str, Any]
+    rules: Rules
     winner: int | None
     score: tuple[int, int]
     forfeit: bool
@@ -110,7 +111,7 @@ class MatchOutcome:
             "match_id": self.match_id,
             "seed": self.seed,
             "names": list(self.names),
-            "rules": self.rules,
+            "rules": self.rules.to_dict(),
             "winner": self.winner,
             "score": list(self.score),
             "forfeit": self.forfeit,

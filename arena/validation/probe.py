@@ -174,7 +174,7 @@ class ProbeReferee:
         result = self.hand.result
         return MatchOutcome(
             match_id=self.match_id, seed=self.match_id, names=(self.bot_name, self.bot_name),
-            rules=self.rules.to_dict(), winner=None, score=(0, 0), forfeit=self.problem is not None, void=True,
+            rules=self.rules, winner=None, score=(0, 0), forfeit=self.problem is not None, void=True,
             faults=tuple(self.faults), results=() if result is None else (result,), records=(self.hand.record(),),
         )
 

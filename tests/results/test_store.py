@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.engine import HandResult, Reason
+from arena.engine import HandResult, Reason, Rules
 from arena.engine.records import MatchOutcome, Think
 from results.errors import StoreError
 from results.store import APPLICATION_ID, MIGRATIONS, Store
@@ -22,7 +22,7 @@ BOTS = [dict(name="x", version="1", fingerprint="f", path="/x", label="x"),
 
 
 def _outcome(match_id: str, winner: int) -> MatchOutcome:
-    return MatchOutcome(match_id=match_id, seed=5, names=("x", "y"), rules={}, winner=winner,
+    return MatchOutcome(match_id=match_id, seed=5, names=("x", "y"), rules=Rules(), winner=winner,
                         score=(7, 0) if winner == 0 else (0, 7), forfeit=False, void=False,
                         think_ms=(Think(0, 0, 1.5),))
 

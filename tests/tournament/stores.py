@@ -22,7 +22,7 @@ def played(seed: int, match_id: str) -> MatchOutcome:
     rng = random.Random(match_id)
     while not match.is_over:
         match.apply(rng.choice(match.legal_actions()))
-    return MatchOutcome(match_id=match_id, seed=seed, names=("x", "y"), rules=RULES.to_dict(), winner=match.winner,
+    return MatchOutcome(match_id=match_id, seed=seed, names=("x", "y"), rules=RULES, winner=match.winner,
                         score=match.score, forfeit=False, void=False, results=tuple(match.results),
                         records=tuple(match.records))
 
