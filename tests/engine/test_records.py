@@ -1,0 +1,47 @@
+"""The records a refereed match leaves (arena/engine/records.py): their JSON forms, pickling, the pair's shape."""
+
+from __future__ import annotations
+
+import json
+import pickle
+import random
+
+import pytest
+
+from arena.engine import Match, Rules
+from arena.engine.records import ChangedBot, Fault, FaultKind, MatchOutcome, PairOutcome, Think
+
+pytestmark = pytest.mark.unit
+
+
+def _played(match_id: str, seed: int) -> MatchOutcome:
+    match = Match(Rules(), seed=seed)
+    rng = random.Random(seed)
+    while not match.is_over:
+        match.apply(rng.choice(match.legal_actions()))
+    return MatchOutcome(match_id=match_id, seed=seed, names=("a", "b"), rules=Rules(), winner=match.winner,
+                        score=match.score, forfeit=False, void=False, results=tuple(match.results),
+                        records=tuple(match.records), think_ms=(Think(0, 0, 1.25, 0.5), Think(1, 0, 2.0)),
+                        faults=(Fault(FaultKind.TIMEOUT, 1, "b", "late", match_id=match_id, hand_index=0),))
+
+
+def test_a_match_outcome_has_the_json_form_arena_match_prints() -> None:
+    outcome = _played("m", 3)
+    data = json.loads(json.dumps(outcome.to_dict()))
+    assert data["names"] == ["a", "b"] and data["rules"] == {} and data["score"] == list(outcome.score)
+    assert data["think_ms"] == [[0, 0, 1.25, 0.5], [1, 0, 2.0, None]]
+    assert data["faults"][0]["kind"] == "timeout" and data["faults"][0]["hand_index"] == 0
+    assert [r["winner"] for r in data["results"]] == [r.winner for r in outcome.results]
+    assert data["records"] == list(outcome.records) and data["interrupted"] is None
+
+
+def test_pair_outcomes_survive_pickling_as_a_worker_returns_them() -> None:
+    played = PairOutcome(4, (_played("p00004h0", 9), _played("p00004h1", 9)))
+    refused = PairOutcome(5, changed=(ChangedBot(1, "missing"),))
+    assert pickle.loads(pickle.dumps([played, refused])) == [played, refused]
+
+
+@pytest.mark.parametrize("halves, changed", [(0, ()), (1, ()), (3, ()), (2, (ChangedBot(0, "f"),))])
+def test_a_pair_has_its_two_halves_or_names_its_changed_bots(halves: int, changed: tuple[ChangedBot, ...]) -> None:
+    with pytest.raises(ValueError, match="pair 7: .* outcomes, expected"):
+        PairOutcome(7, tuple(_played(f"h{i}", 1) for i in range(halves)), changed)
