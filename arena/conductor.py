@@ -2,7 +2,8 @@
 
 Any number of matches run at once; each seat is a ``BotSession``. A session with
 ``max_games > 1`` may serve several matches interleaved (requests carry ``game_id`` and a
-per-link ``seq``). Replies are matched by ``seq``; a stale or never-issued ``seq`` is dropped
+per-link ``seq``). A ``GameFeed`` may admit new matches whenever one ends (refill), so the
+processes stay busy until the feed runs dry instead of waiting for the longest match. Replies are matched by ``seq``; a stale or never-issued ``seq`` is dropped
 and counted, so a late answer becomes a clean timeout. Deaths and link resets become faults
 for every match the session was in.
 
@@ -10,7 +11,7 @@ Fair polling: a session's link is polled only while it owes an answer (``_owe`` 
 ``_settle`` mark those moments), so whatever a bot sends while its opponent thinks waits in
 its own bounded queue and costs the others nothing; and each round reads at most
 ``RECEIVE_BATCH`` messages per link, so one link's backlog cannot starve the rest. Every
-session's monitor is always polled: a bot that dies is noticed at any time.
+session's monitor is polled while it plays: a bot that dies is noticed at any time.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from __future__ import annotations
 import logging
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import zmq
 
@@ -51,33 +54,62 @@ class _Game:
     notices: list[Notice] = field(default_factory=list)
 
 
-def play_matches(games: list[tuple[Refereeing, tuple[BotSession, BotSession]]]) -> list[MatchOutcome]:
+Seated = tuple[Refereeing, tuple[BotSession, BotSession]]
+
+
+class GameFeed(Protocol):
+    """Where a refilling conductor gets its matches, and tells when one ended."""
+
+    def admit(self, playing: int) -> Sequence[Seated]:
+        """Matches to start now, ``playing`` being in progress (asked at the start and after every end)."""
+        ...
+
+    def ended(self, seated: Seated, outcome: MatchOutcome) -> None:
+        """A match ended: its sessions may take another one (or be closed)."""
+        ...
+
+
+class _Given:
+    """The feed of a fixed list of matches: all at once, nothing to do when one ends."""
+
+    def __init__(self, games: list[Seated]) -> None:
+        self.games: list[Seated] | None = games
+
+    def admit(self, playing: int) -> list[Seated]:
+        games, self.games = self.games or [], None
+        return games
+
+    def ended(self, seated: Seated, outcome: MatchOutcome) -> None:
+        return None
+
+
+def play_matches(games: list[Seated]) -> list[MatchOutcome]:
     """Play every match to its end; outcomes in the order given."""
-    return _Conductor([_Game(ref, sessions) for ref, sessions in games]).run()
+    return play_fed(_Given(games))
+
+
+def play_fed(feed: GameFeed) -> list[MatchOutcome]:
+    """Play the matches ``feed`` admits until it admits none and all have ended; outcomes in
+    the order admitted. The feed hears of each end before it is asked for more."""
+    return _Conductor(feed).run()
 
 
 class _Conductor:
-    def __init__(self, games: list[_Game]) -> None:
-        self.games = games
-        self.sessions: list[BotSession] = []
-        for game in games:
-            for session in game.sessions:
-                if session not in self.sessions:
-                    self.sessions.append(session)
+    def __init__(self, feed: GameFeed) -> None:
+        self.feed = feed
+        self.games: list[_Game] = []
+        self.playing: list[_Game] = []  # admitted and not ended
+        self.ended: list[_Game] = []  # ended, not yet reported to the feed
+        self.sessions: list[BotSession] = []  # the sessions of the games in play
         self.pending: dict[tuple[int, int], _Pending] = {}  # (id(session), seq) -> request
         self.owed: dict[int, int] = {}  # id(session) -> requests it has not answered yet
         self.poller = zmq.Poller()
         self.by_socket: dict[zmq.Socket[bytes], tuple[BotSession, bool]] = {}
-        for session in self.sessions:
-            self.poller.register(session.monitor, zmq.POLLIN)
-            self.by_socket[session.socket] = (session, False)
-            self.by_socket[session.monitor] = (session, True)
 
     def run(self) -> list[MatchOutcome]:
-        for game in self.games:
-            self._dispatch(game)
+        self._admit()
         next_liveness = time.monotonic() + _LIVENESS_S
-        while not all(game.done for game in self.games):
+        while self.playing:
             events = self.poller.poll(math.ceil(self._next_wait() * 1000.0))
             now = time.monotonic()
             for sock, _ in events:
@@ -95,7 +127,49 @@ class _Conductor:
             if not events or now >= next_liveness:  # also while a busy link keeps the poll awake
                 self._check_liveness()
                 next_liveness = now + _LIVENESS_S
+            if self.ended:
+                self._admit()
         return [game.referee.outcome() for game in self.games]
+
+    # ------------------------------------------------------------------ admitting
+
+    def _admit(self) -> None:
+        """Between poll rounds (never mid-dispatch): stop polling the sessions no game in play
+        uses, tell the feed which games ended, then start what it admits, until it admits none."""
+        while True:
+            in_use = {id(s) for game in self.playing for s in game.sessions}
+            for session in [s for s in self.sessions if id(s) not in in_use]:
+                self._forget(session)
+            for game in self.ended:
+                self.feed.ended((game.referee, game.sessions), game.referee.outcome())
+            self.ended.clear()
+            games = [_Game(referee, sessions) for referee, sessions in self.feed.admit(len(self.playing))]
+            if not games:
+                return
+            for game in games:
+                self.games.append(game)
+                self.playing.append(game)
+                for session in game.sessions:
+                    if session not in self.sessions:
+                        self._watch(session)
+            for game in games:
+                self._dispatch(game)
+
+    def _watch(self, session: BotSession) -> None:
+        self.sessions.append(session)
+        self.poller.register(session.monitor, zmq.POLLIN)
+        self.by_socket[session.socket] = (session, False)
+        self.by_socket[session.monitor] = (session, True)
+
+    def _forget(self, session: BotSession) -> None:
+        """Stop polling a session no game in play uses (the feed may close it next)."""
+        self.sessions.remove(session)
+        self.poller.unregister(session.monitor)
+        if self.owed.pop(id(session), 0):
+            self.poller.unregister(session.socket)
+        for key in [k for k in self.pending if k[0] == id(session)]:
+            del self.pending[key]
+        del self.by_socket[session.socket], self.by_socket[session.monitor]
 
     # ------------------------------------------------------------------ owing
 
@@ -124,6 +198,8 @@ class _Conductor:
         decision = game.referee.decision()
         if decision is None:
             game.done = True
+            self.playing.remove(game)
+            self.ended.append(game)
             return
         session = game.sessions[decision.seat]
         if not session.alive:
@@ -201,7 +277,7 @@ class _Conductor:
             pending.game.waiting = False
             owed[id(pending.game)] = pending
         now = time.monotonic()
-        for game in self.games:
+        for game in list(self.playing):
             if game.done or session not in game.sessions:
                 continue
             seat = game.sessions.index(session)

@@ -13,6 +13,7 @@ import logging
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,11 +22,11 @@ import zmq
 
 from arena.botproc import Limits, Manifest, SandboxMode
 from arena.clock import TimeControl
-from arena.conductor import play_matches
+from arena.conductor import play_fed, play_matches
 from arena.engine import Rules
 from arena.engine.records import Fault, FaultKind, MatchOutcome
 from arena.faults import FaultPolicy
-from arena.referee import Referee
+from arena.referee import Referee, Refereeing
 from arena.session import BotSession, raise_descriptor_limit, start_session
 
 log = logging.getLogger(__name__)
@@ -70,7 +71,8 @@ class SessionPool:
         raise_descriptor_limit()  # every connection a bot opens to its endpoint is a descriptor here
         self.ctx: zmq.Context[Any] = zmq.Context()
         self.socket_dir = Path(tempfile.mkdtemp(prefix="arena-", dir="/tmp"))
-        self.idle: list[BotSession] = []
+        self.idle: list[BotSession] = []  # sessions that may take games
+        self.retiring: list[BotSession] = []  # sessions that take no new game, closed when they play none
         self._started = 0
 
     def __enter__(self) -> SessionPool:
@@ -79,16 +81,24 @@ class SessionPool:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def find(self, manifest: Manifest, pair_key: Any = None, *, exclude: tuple[BotSession, ...] = (),
+             room: bool = True) -> BotSession | None:
+        """A live session of ``manifest``'s bot that has not served ``pair_key``, is not in
+        ``exclude`` and (with ``room``) plays fewer games than it was granted; None if there is none."""
+        for session in self.idle:
+            if (session.manifest == manifest and session.alive and session not in exclude
+                    and (not room or session.load < session.max_games)
+                    and (pair_key is None or pair_key not in session.served_pairs)):
+                return session
+        return None
+
     def acquire(self, manifest: Manifest, pair_key: Any = None, *,
                 exclude: tuple[BotSession, ...] = ()) -> BotSession:
         """A ready session of ``manifest``'s bot that has not served ``pair_key`` and is not in
-        ``exclude`` (the other seat's session: one process never plays both seats of a match)."""
-        for session in self.idle:
-            if (session.manifest == manifest and session.alive and session.load < session.max_games
-                    and session not in exclude
-                    and (pair_key is None or pair_key not in session.served_pairs)):
-                break
-        else:
+        ``exclude`` (the other seat's session: one process never plays both seats of a match);
+        a new one is started if none has room."""
+        session = self.find(manifest, pair_key, exclude=exclude)
+        if session is None:
             self._started += 1
             session = start_session(
                 manifest, self.ctx, socket_dir=self.socket_dir, run_dir=self.run_dir,
@@ -103,18 +113,23 @@ class SessionPool:
         return session
 
     def release(self, session: BotSession, *, faulted: bool) -> None:
-        """Give a session back; a faulted, dead or ``fresh`` one is closed."""
+        """Give a session back; a faulted, dead or ``fresh`` one takes no new game and is closed
+        once it plays none (a process granted several games may still be in others)."""
         session.load -= 1
-        if faulted or not session.alive or (self.settings.fresh and session.load == 0):
+        if faulted or not session.alive or self.settings.fresh:
             if session in self.idle:
                 self.idle.remove(session)
+                self.retiring.append(session)
+        if session.load <= 0 and session in self.retiring:
+            self.retiring.remove(session)
             session.close()
 
     def close(self) -> None:
         """Shut every session down, then the context and the socket folder."""
-        for session in self.idle:
+        for session in self.idle + self.retiring:
             session.close()
         self.idle.clear()
+        self.retiring.clear()
         self.ctx.term()
         shutil.rmtree(self.socket_dir, ignore_errors=True)
 
@@ -136,35 +151,84 @@ def play_spec(pool: SessionPool, spec: MatchSpec, *, attempts: int = 1) -> Match
     return _replay_void(pool, spec, outcome, attempts)
 
 
-def play_at_once(pool: SessionPool, specs: list[MatchSpec], *, attempts: int = 1) -> list[MatchOutcome]:
-    """Play every match of ``specs`` at once through one conductor; outcomes in the order given.
+def play_at_once(pool: SessionPool, specs: list[MatchSpec], *, attempts: int = 1,
+                 started: Callable[[MatchSpec], None] | None = None) -> list[MatchOutcome]:
+    """Play every match of ``specs`` through one conductor, as many at once as the bots' processes
+    take, starting the next as soon as one ends (refill); outcomes in the order given.
 
     Each match takes sessions from ``pool`` as ``play_match`` does, so a process that was
-    granted ``max_games > 1`` serves several matches interleaved, but never both seats of one
-    match nor two matches of one pair (a new process is started instead). A void match is then
-    replayed alone from its seed, up to ``attempts`` plays in all.
+    granted ``max_games > 1`` serves up to that many matches interleaved, but never both seats
+    of one match nor two matches of one pair. A match waits for room on the running processes;
+    a new process is started only when none could ever seat it (or nothing is in play).
+    ``started`` hears of each match as it is seated. A void match is then replayed alone from
+    its seed, up to ``attempts`` plays in all.
     """
-    seated: list[tuple[Referee, tuple[BotSession, BotSession]]] = []
-    checked: list[MatchOutcome] = []
-    broken: set[int] = set()  # sessions whose log failed
+    feed = _Refill(pool, specs, started)
     try:
-        for spec in specs:
-            first = pool.acquire(spec.manifests[0], spec.pair_key)
-            try:
-                second = pool.acquire(spec.manifests[1], spec.pair_key, exclude=(first,))
-            except BaseException:
-                pool.release(first, faulted=False)
-                raise
-            seated.append((_referee(pool.settings, spec), (first, second)))
-        for (referee, sessions), outcome in zip(seated, play_matches([(r, s) for r, s in seated])):
-            failed, outcome = _check_logs(referee, sessions, outcome)
-            if failed:
-                broken.update(id(s) for s in sessions)
-            checked.append(outcome)
+        play_fed(feed)
     finally:
-        for referee, sessions in seated:
-            _release(pool, referee, sessions, broken=any(id(s) in broken for s in sessions))
-    return [_replay_void(pool, spec, outcome, attempts) for spec, outcome in zip(specs, checked)]
+        for referee, sessions in feed.seated.values():  # a harness failure left them in play
+            _release(pool, referee, sessions)
+    return [_replay_void(pool, spec, outcome, attempts) for spec, outcome in zip(specs, feed.outcomes())]
+
+
+class _Refill:
+    """The conductor's feed for ``play_at_once``: specs in order, each seated once its processes have room."""
+
+    def __init__(self, pool: SessionPool, specs: list[MatchSpec], started: Callable[[MatchSpec], None] | None) -> None:
+        self.pool, self.specs, self.started = pool, specs, started
+        self.waiting = list(range(len(specs)))
+        self.seated: dict[int, tuple[Referee, tuple[BotSession, BotSession]]] = {}  # id(referee) -> match in play
+        self.index: dict[int, int] = {}  # id(referee) -> its spec
+        self.done: dict[int, MatchOutcome] = {}  # spec -> outcome
+
+    def admit(self, playing: int) -> list[tuple[Referee, tuple[BotSession, BotSession]]]:
+        games: list[tuple[Referee, tuple[BotSession, BotSession]]] = []
+        for i in list(self.waiting):
+            if not any(s.load < s.max_games for s in self.pool.idle) and playing + len(games) > 0:
+                break  # every process is full: wait for a match to end
+            sessions = self._seat(self.specs[i], alone=playing + len(games) == 0)
+            if sessions is None:
+                continue
+            self.waiting.remove(i)
+            referee = _referee(self.pool.settings, self.specs[i])
+            self.seated[id(referee)], self.index[id(referee)] = (referee, sessions), i
+            games.append((referee, sessions))
+            if self.started is not None:
+                self.started(self.specs[i])
+        return games
+
+    def _seat(self, spec: MatchSpec, *, alone: bool) -> tuple[BotSession, BotSession] | None:
+        """Sessions for ``spec`` with room, or None to wait for room on processes that could seat it;
+        starts new processes when none could (or nothing is in play to make room)."""
+        pool, (a, b), key = self.pool, spec.manifests, spec.pair_key
+        first = pool.find(a, key)
+        second = pool.find(b, key, exclude=(first,)) if first is not None else None
+        if first is None or second is None:
+            could = pool.find(a, key, room=False)
+            if not alone and could is not None and pool.find(b, key, exclude=(could,), room=False) is not None:
+                return None
+            return _acquire_both(pool, spec)
+        return pool.acquire(a, key), pool.acquire(b, key, exclude=(first,))
+
+    def ended(self, seated: tuple[Refereeing, tuple[BotSession, BotSession]], outcome: MatchOutcome) -> None:
+        referee, sessions = self.seated.pop(id(seated[0]))
+        failed, outcome = _check_logs(referee, sessions, outcome)
+        _release(self.pool, referee, sessions, broken=failed)
+        self.done[self.index.pop(id(referee))] = outcome
+
+    def outcomes(self) -> list[MatchOutcome]:
+        return [self.done[i] for i in range(len(self.specs))]
+
+
+def _acquire_both(pool: SessionPool, spec: MatchSpec) -> tuple[BotSession, BotSession]:
+    """Sessions for both seats of ``spec`` (new processes where none has room); one never plays both."""
+    first = pool.acquire(spec.manifests[0], spec.pair_key)
+    try:
+        return first, pool.acquire(spec.manifests[1], spec.pair_key, exclude=(first,))
+    except BaseException:
+        pool.release(first, faulted=False)
+        raise
 
 
 def _replay_void(pool: SessionPool, spec: MatchSpec, outcome: MatchOutcome, attempts: int) -> MatchOutcome:
@@ -210,9 +274,9 @@ def play_match(
     names: tuple[str, str] | None = None,
 ) -> MatchOutcome:
     """Play one match, seat 0 = ``manifests[0]``; sessions come from (and return to) ``pool``."""
-    first = pool.acquire(manifests[0], pair_key)
-    sessions = (first, pool.acquire(manifests[1], pair_key, exclude=(first,)))
-    referee = _referee(pool.settings, MatchSpec(manifests, match_id, seed, pair_key, names))
+    spec = MatchSpec(manifests, match_id, seed, pair_key, names)
+    sessions = _acquire_both(pool, spec)
+    referee = _referee(pool.settings, spec)
     broken = False
     try:
         outcome = play_matches([(referee, sessions)])[0]

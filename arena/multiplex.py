@@ -3,9 +3,12 @@
 A tournament's ``max_games`` setting caps how many games one bot process plays at once; each
 bot is granted the smaller of that cap and what it announces (``max_games`` in its
 ``bot.toml`` and its hello). Consecutive pairs whose bots can all take ``k`` games at once go
-to one worker as one batch of at most ``k`` pairs, and the worker plays all their matches
-through one conductor (``matchplay.play_at_once``). With a cap of 1, or bots that announce
-1, every batch holds one pair and its halves are played one after the other (lock-step).
+to one worker as one batch of at most ``WAVES * k`` pairs. The worker plays them through one
+conductor (``matchplay.play_at_once``) with about ``k`` pairs in play at once (four processes
+of ``k`` games: a pair's halves never share a process) and starts the next match as soon as
+one ends, so only a batch's last matches run with the processes part idle. With a cap of 1,
+or bots that announce 1, every batch holds one pair and its halves are played one after the
+other (lock-step).
 
 The runner keeps one future per pair: ``submit_pairs`` fans a batch's result out to them, so
 its bookkeeping (storing, re-queueing after a worker died) is the same in both modes.
@@ -31,6 +34,9 @@ class BatchTask(Protocol):
     def settings(self) -> Any: ...
 
 
+WAVES = 4  # a batch holds this many times the pairs in play at once: one tail per WAVES refills
+
+
 @functools.lru_cache(maxsize=256)
 def _manifest(bot_dir: str) -> Manifest:
     return load_manifest(bot_dir)
@@ -43,23 +49,31 @@ def games_at_once(task: BatchTask) -> int:
     return max(1, min(cap, *(_manifest(d).max_games for d in task.bot_dirs)))
 
 
+def batch_size(task: BatchTask) -> int:
+    """The most pairs a batch holding ``task`` may have: ``WAVES`` refills of the pairs its bots
+    play at once; one for lock-step."""
+    k = games_at_once(task)
+    return 1 if k == 1 else WAVES * k
+
+
 def pairs_in_flight(concurrency: int, upcoming: Sequence[BatchTask]) -> int:
     """How many pairs the runner keeps submitted: two batches per worker."""
-    return 2 * concurrency * (games_at_once(upcoming[0]) if upcoming else 1)
+    return 2 * concurrency * (batch_size(upcoming[0]) if upcoming else 1)
 
 
 def batches(tasks: Sequence[BatchTask], workers: int = 1) -> list[list[Any]]:
-    """``tasks`` cut, in order, into batches whose every pair allows as many games at once as the
-    batch has pairs, about equal and a multiple of ``workers`` in number when there are enough tasks."""
+    """``tasks`` cut, in order, into batches no longer than any of their pairs' ``batch_size``,
+    about equal and a multiple of ``workers`` in number when there are enough tasks (pass
+    ``workers=1`` for full batches while more tasks follow)."""
     cut: list[list[Any]] = []
     if not tasks:
         return cut
     limit = 0
-    most = max((games_at_once(task) for task in tasks), default=1)
+    most = max((batch_size(task) for task in tasks), default=1)
     rounds = -(-len(tasks) // (max(1, workers) * most))  # batches per worker, then evened out:
     share = -(-len(tasks) // (max(1, workers) * rounds))
     for task in tasks:
-        room = min(share, games_at_once(task))
+        room = min(share, batch_size(task))
         if cut and len(cut[-1]) < min(limit, room):
             cut[-1].append(task)
             limit = min(limit, room)

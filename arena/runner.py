@@ -249,7 +249,8 @@ def play_pair(task: PairTask) -> PairOutcome:
 
 
 def play_pairs(tasks: list[PairTask]) -> list[PairOutcome]:
-    """Play every half of several pairs, multiplexed on the bots' processes (run in a worker).
+    """Play every half of several pairs, multiplexed on the bots' processes (run in a worker):
+    a pair's match starts as soon as a process has room (``matchplay.play_at_once``).
 
     A pair whose bot folder differs from its stored fingerprint before or after it is played
     is not played, or its results are dropped: its outcome then names the changed bots only.
@@ -257,8 +258,6 @@ def play_pairs(tasks: list[PairTask]) -> list[PairOutcome]:
     results: dict[int, PairOutcome] = {}
     playable = []
     for task in tasks:
-        if _playing is not None:
-            _playing[task.pair_index] = os.getpid()
         changed = _changed_bots(task)
         if changed:
             results[task.pair_index] = PairOutcome(task.pair_index, changed=changed)
@@ -268,9 +267,10 @@ def play_pairs(tasks: list[PairTask]) -> list[PairOutcome]:
         pool = _session_pool(playable[0].settings, playable[0].run_dir)
         specs = [spec for task in playable for spec in _specs(task)]
         if len(specs) == 2:
+            _report_playing(specs[0])
             outcomes = [play_spec(pool, spec, attempts=MAX_MATCH_ATTEMPTS) for spec in specs]
         else:
-            outcomes = play_at_once(pool, specs, attempts=MAX_MATCH_ATTEMPTS)
+            outcomes = play_at_once(pool, specs, attempts=MAX_MATCH_ATTEMPTS, started=_report_playing)
         for i, task in enumerate(playable):
             changed = _changed_bots(task)  # edited while it played: which version played is unknown
             results[task.pair_index] = PairOutcome(task.pair_index, changed=changed) if changed else PairOutcome(
@@ -278,6 +278,10 @@ def play_pairs(tasks: list[PairTask]) -> list[PairOutcome]:
     return [results[task.pair_index] for task in tasks]
 
 
+def _report_playing(spec: MatchSpec) -> None:
+    """Tell the parent (a local pool) that this worker plays ``spec``'s pair: its death charges the pair."""
+    if _playing is not None:
+        _playing[spec.pair_key] = os.getpid()
 
 
 def _void_pair(task: PairTask, detail: str) -> PairOutcome:
@@ -574,7 +578,8 @@ class PairScheduler:
             self.discard = True
 
     def _submit(self) -> None:
-        """Submit pairs up to the pairs kept in flight, in batches a worker plays at once."""
+        """Submit pairs up to the pairs kept in flight, in batches a worker plays at once: full
+        ones while more pairs follow, the last ones shared evenly among the workers."""
         submitting: list[PairTask] = []
         while (self.todo and not self.stopping
                and len(self.in_flight) + len(submitting) < pairs_in_flight(self.config.concurrency, self.todo)):
@@ -589,7 +594,7 @@ class PairScheduler:
             submitting.append(task)
         if submitting:
             self.in_flight.update(submit_pairs(self.executor, play_pair, play_pairs, submitting,
-                                               self.config.concurrency))
+                                               1 if self.todo else self.config.concurrency))
 
     def _room_for_a_pair(self) -> bool:
         out, report = self.config.output, self.sink.report

@@ -1,13 +1,14 @@
 """Multiplexed tournaments: several pairs per worker, interleaved on the bots' processes.
 
 The invariants: a process never serves both halves of a duplicate pair nor both seats of one
-match, a batch never asks more games at once than its bots are granted, and the stored
-results equal a lock-step run's pair by pair and hand by hand.
+match, never plays more games at once than it was granted (a batch longer than that refills
+it as matches end), and the stored results equal a lock-step run's pair by pair and hand by hand.
 """
 
 from __future__ import annotations
 
 import concurrent.futures as cf
+import json
 import multiprocessing
 import os
 import re
@@ -23,8 +24,9 @@ from hypothesis import strategies as st
 
 from arena.botproc import Manifest, load_manifest
 from arena.clock import TimeControl
-from arena.matchplay import MatchSettings, MatchSpec, SessionPool, play_at_once
-from arena.multiplex import batches, games_at_once, submit_pairs
+from arena.matchplay import MatchSettings, MatchSpec, SessionPool, play_at_once, play_spec
+from arena.multiplex import WAVES, batch_size, batches, games_at_once, submit_pairs
+from arena.referee import MatchOutcome
 from arena.session import BotSession
 
 from .test_e2e import HANDS, MATCHES, ROOT, arena, rows
@@ -111,6 +113,68 @@ def test_one_process_never_serves_both_halves_of_a_pair_nor_both_seats_and_sleep
     assert max(pool.owed_at_send) >= 2 and pool.owed_at_freeze and set(pool.owed_at_freeze) == {0}
 
 
+class WirePool(SessionPool):
+    """A session pool that logs, per process, what goes out on its link: ``("open", game)`` at a
+    game's first request and ``("close", game)`` at its match_over, in the order sent."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.wire: dict[int, list[tuple[str, str]]] = {}
+
+    def acquire(self, manifest: Manifest, pair_key: Any = None, *,
+                exclude: tuple[BotSession, ...] = ()) -> BotSession:
+        session = super().acquire(manifest, pair_key, exclude=exclude)
+        if id(session) not in self.wire:
+            events = self.wire[id(session)] = []
+            opened: set[str] = set()
+            send = session.send
+
+            def logging_send(payload: bytes) -> bool:
+                message = json.loads(payload)
+                if message["type"] == "request" and message["game_id"] not in opened:
+                    opened.add(message["game_id"])
+                    events.append(("open", message["game_id"]))
+                elif message["type"] == "match_over":
+                    events.append(("close", message["game_id"]))
+                return send(payload)
+
+            session.send = logging_send  # type: ignore[method-assign]
+        return session
+
+
+def _played(outcome: MatchOutcome) -> tuple[Any, ...]:
+    return outcome.match_id, outcome.winner, outcome.score, outcome.records
+
+
+def test_a_batch_larger_than_the_processes_take_refills_them_and_plays_as_lock_step(tmp_path: Path) -> None:
+    random_bot = load_manifest(ROOT / "bots/random")
+    specs = [MatchSpec((random_bot, random_bot), f"p{pair}h{half}", 300 + pair, pair_key=pair)
+             for pair in range(12) for half in (0, 1)]
+    with WirePool(tmp_path, MatchSettings(time_control=CALM, max_games=3)) as pool:
+        outcomes = play_at_once(pool, specs)
+        wire = list(pool.wire.values())
+    with SessionPool(tmp_path, MatchSettings(time_control=CALM, max_games=1)) as lock_pool:
+        lock_step = [play_spec(lock_pool, spec) for spec in specs]
+    assert [_played(o) for o in outcomes] == [_played(o) for o in lock_step]
+    assert all(not o.faults for o in outcomes)
+    # Four processes (a pair's halves never share one) of three games each took all 24 matches:
+    # the next match started as soon as one ended, and none ever played more than three at once.
+    assert len(wire) == 4
+    refilled = 0  # games that opened on a process while it still played one it had before its last match ended
+    for events in wire:
+        open_games: set[str] = set()
+        held: set[str] = set()
+        for event, game in events:
+            if event == "open":
+                refilled += bool(open_games & held)
+                open_games.add(game)
+                assert len(open_games) <= 3
+            else:
+                open_games.discard(game)
+                held = set(open_games)
+    assert refilled >= 4
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(sorted(ANNOUNCED)), st.sampled_from(sorted(ANNOUNCED))),
                 max_size=30),
@@ -125,7 +189,8 @@ def test_batches_keep_order_and_never_exceed_what_every_bot_is_granted(bots: lis
     assert [t for batch in cut for t in batch] == tasks
     for batch in cut:
         granted = min(cap, *(ANNOUNCED[Path(d).relative_to(ROOT).as_posix()] for t in batch for d in t.bot_dirs))
-        assert len(batch) <= granted == min(games_at_once(t) for t in batch)
+        assert granted == min(games_at_once(t) for t in batch)
+        assert len(batch) <= min(batch_size(t) for t in batch) == (1 if granted == 1 else WAVES * granted)
         assert len(batch) <= -(-len(tasks) // workers)  # shared among the workers
     if cap == 1:
         assert all(len(batch) == 1 for batch in cut)
