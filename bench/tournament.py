@@ -1,65 +1,97 @@
 """Whole-``arena run`` throughput: lock-step (``--max-games 1``) against multiplexed, in one run.
 
 Plays the same round robin of random bots (public deals, one seed) through the real command
-line twice per run, once with each setting, and prints hands/s of the whole run (start-up,
-sandboxes, storing and ratings included), the medians and their ratio. The two stored
-results are checked equal match by match.
+line, lock-step then multiplexed, ``--runs`` times, and prints for each run the hands/s of the
+whole run (start-up, sandboxes, storing, ratings and the leaderboard included), the CPU
+milliseconds per hand of the whole process tree (arena and bots: unlike hands/s, it hardly
+moves when other work shares the machine), and the ratio of the two runs side by side. Then
+the medians. The two stored results are checked equal match by match.
 
-    .venv/bin/python bench/tournament.py [--bots 3] [--pairs 40] [--games 16] [--runs 1] [--concurrency 2]
+A run pays about three seconds that do not depend on its length (imports, eight sandboxed bot
+processes starting, the leaderboard): the default 300 pairs (about 2,500 hands) keep that a
+small part of the multiplexed run. ``--pairs 40`` shows how a short run fares.
+
+    .venv/bin/python bench/tournament.py [--bots 3] [--pairs 100] [--games 16] [--runs 3] [--concurrency 2]
 """
 
 from __future__ import annotations
 
 import argparse
+import resource
 import sqlite3
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 MATCHES = "SELECT pair_index, half, winner_seat, score0, score1, hands FROM matches ORDER BY pair_index, half"
 
 
-def run(out: Path, games: int, args: argparse.Namespace) -> tuple[float, list[tuple[object, ...]]]:
-    """One ``arena run`` with ``--max-games games``; (hands/s, its stored matches)."""
+@dataclass(frozen=True)
+class Run:
+    """One ``arena run``: hands/s, CPU ms per hand, and its stored matches."""
+
+    hands_per_s: float
+    cpu_ms_per_hand: float
+    matches: list[tuple[int, ...]]
+    hands: int
+
+
+def run(out: Path, games: int, args: argparse.Namespace) -> Run:
+    """One ``arena run`` with ``--max-games games``."""
     labelled = [f"random{i}={ROOT / 'bots/random'}" for i in range(args.bots)]  # two entrants never share a label
     command = [sys.executable, "-m", "arena.cli", "run", "--bots", *labelled,
                "--pairs", str(args.pairs), "--public-deals", "--seed", "5", "--concurrency", str(args.concurrency),
                "--max-games", str(games), "--out", str(out), "--quiet", "--allow-unvalidated",
                "--time-limit-ms", "5000"]
+    before = _children_cpu()
     start = time.perf_counter()
     subprocess.run(command, check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
     seconds = time.perf_counter() - start
+    cpu = _children_cpu() - before
     with sqlite3.connect(out / "arena.sqlite") as con:
         matches = con.execute(MATCHES).fetchall()
-    return sum(int(row[-1]) for row in matches) / seconds, matches
+    hands = sum(int(row[-1]) for row in matches)
+    return Run(hands / seconds, cpu / hands * 1000.0, matches, hands)
+
+
+def _children_cpu() -> float:
+    """CPU seconds of every finished descendant (the bots' sandboxes are reaped up the tree)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bots", type=int, default=3, help="random bots in the round robin")
-    parser.add_argument("--pairs", type=int, default=40, help="pairs per pairing")
+    parser.add_argument("--pairs", type=int, default=100, help="pairs per pairing")
     parser.add_argument("--games", type=int, default=16, help="--max-games of the multiplexed run")
-    parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--concurrency", type=int, default=2)
     args = parser.parse_args()
-    lock, multi = [], []
+    lock: list[Run] = []
+    multi: list[Run] = []
     with tempfile.TemporaryDirectory(prefix="arena-bench-") as tmp:
         for i in range(args.runs):
-            lock_rate, lock_matches = run(Path(tmp) / f"lock{i}", 1, args)
-            multi_rate, multi_matches = run(Path(tmp) / f"multi{i}", args.games, args)
-            assert multi_matches == lock_matches, "the multiplexed run stored other results"
-            lock.append(lock_rate)
-            multi.append(multi_rate)
-            print(f"run {i + 1}: lock-step {lock_rate:.0f} hands/s, multiplexed {multi_rate:.0f} hands/s "
-                  f"({len(lock_matches)} matches, {sum(int(r[-1]) for r in lock_matches)} hands)")
-    lock_median, multi_median = statistics.median(lock), statistics.median(multi)
-    print(f"lock-step   (--max-games 1):  {lock_median:8.0f} hands/s")
-    print(f"multiplexed (--max-games {args.games}): {multi_median:8.0f} hands/s")
-    print(f"ratio: {multi_median / lock_median:.2f}x   (concurrency {args.concurrency}, load {_load()})")
+            lock.append(run(Path(tmp) / f"lock{i}", 1, args))
+            multi.append(run(Path(tmp) / f"multi{i}", args.games, args))
+            assert multi[-1].matches == lock[-1].matches, "the multiplexed run stored other results"
+            print(f"run {i + 1}: lock-step {lock[-1].hands_per_s:5.0f} hands/s ({lock[-1].cpu_ms_per_hand:.2f} ms "
+                  f"CPU/hand), multiplexed {multi[-1].hands_per_s:5.0f} hands/s ({multi[-1].cpu_ms_per_hand:.2f} ms "
+                  f"CPU/hand), ratio {multi[-1].hands_per_s / lock[-1].hands_per_s:.2f}x "
+                  f"({len(lock[-1].matches)} matches, {lock[-1].hands} hands, load {_load()})")
+    med = statistics.median
+    ratios = [m.hands_per_s / lk.hands_per_s for m, lk in zip(multi, lock)]
+    print(f"lock-step   (--max-games 1):  {med(r.hands_per_s for r in lock):6.0f} hands/s  "
+          f"{med(r.cpu_ms_per_hand for r in lock):.2f} ms CPU/hand")
+    print(f"multiplexed (--max-games {args.games}): {med(r.hands_per_s for r in multi):6.0f} hands/s  "
+          f"{med(r.cpu_ms_per_hand for r in multi):.2f} ms CPU/hand")
+    print(f"ratio: {med(ratios):.2f}x median of the runs' ratios (range {min(ratios):.2f}-{max(ratios):.2f}x; "
+          f"target >= 3x), concurrency {args.concurrency}, load {_load()}")
 
 
 def _load() -> str:
