@@ -1,9 +1,10 @@
-"""The tournament runner: pairs in parallel on a ``concurrent.futures.Executor``, results to the store.
+"""The tournament runner: pairs in parallel on a ``concurrent.futures.Executor``, results to a sink.
 
-The parent owns the store (the one writer) and the ratings; workers play whole pairs and
-return ``PairOutcome`` records. Locally the executor is a fork ``ProcessPoolExecutor`` made once, before
-any ZeroMQ context exists in this process; with ``--cluster`` it is a Dask client's
-executor. A pair is committed in one transaction with the rating snapshots it unlocks, so a
+The parent owns the results (``arena.sink.Results``: the store, the one writer, and the
+ratings; the CLI hands the runner ``results.recording``'s); workers play whole pairs and
+return ``PairOutcome`` records. Locally the executor is a fork ``ProcessPoolExecutor`` made
+once, before any ZeroMQ context exists in this process; with ``--cluster`` it is a Dask
+client's executor. A pair is committed in one transaction with the rating snapshots it unlocks, so a
 run stopped at any moment (Ctrl-C, kill -9, power loss) resumes with nothing lost and
 nothing counted twice.
 """
@@ -12,8 +13,6 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import ctypes
-import errno
-import json
 import logging
 import multiprocessing
 import multiprocessing.util
@@ -27,7 +26,7 @@ from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from arena.botproc import Limits, Manifest, ManifestError, cgroups, fingerprint, load_manifest, resolve_mode
 from arena.botproc.fingerprint import runtime_changes, runtime_files
@@ -36,11 +35,10 @@ from arena.engine.records import ChangedBot, Fault, FaultKind, MatchOutcome, Pai
 from arena.logsetup import renew_forwarding
 from arena.matchplay import MatchSettings, MatchSpec, SessionPool, play_at_once, play_spec
 from arena.multiplex import pairs_in_flight, submit_pairs
-from arena.output import BOT_LOGS, MIB, forget_held_locks, free_space, hold_output, space_needed
+from arena.output import BOT_LOGS, MIB, forget_held_locks, free_space, space_needed
 from arena.schedule import Pair, match_id, new_key, schedule
+from arena.sink import Results, StoredTournament, disk_full
 from arena.tournament import ConfigError, TournamentConfig
-from results.ratings import Rating, RatingEnv, ScheduleRater, stored_pair_results
-from results.store import DB_NAME, DiskFullError, Store
 
 log = logging.getLogger(__name__)
 
@@ -62,14 +60,6 @@ class PairTask:
     fingerprints: tuple[str, ...] = ()  # the bots' when the tournament started, checked before and after
 
 
-class StopRule(Protocol):
-    """Decides from the stored results whether a tournament may end before its schedule does."""
-
-    def decided(self, store: Store, tid: int) -> bool:
-        """True once the tournament is decided."""
-        ...
-
-
 @dataclass(slots=True)
 class RunReport:
     """What a run did."""
@@ -82,7 +72,6 @@ class RunReport:
     stopped: bool = False  # the stopping rule decided before the schedule's end
     seconds: float = 0.0
     faults: int = 0
-    ratings: dict[int, Rating] = field(default_factory=dict)
     already_finished: bool = False
     stopped_for: str | None = None  # why the run stopped early by itself (a disk running full)
     withdrawn: dict[str, str] = field(default_factory=dict)  # label -> why its pairs are refused
@@ -357,85 +346,60 @@ def _labels(config: TournamentConfig, manifests: tuple[Manifest, ...]) -> list[s
     return labels
 
 
-def open_tournament(config: TournamentConfig, entrants: Entrants) -> tuple[Store, int, list[Pair]]:
-    """Open or create the output folder's store for ``config``; check a resumed run matches it."""
-    store = Store(config.output / DB_NAME, create=True)
+def open_tournament(config: TournamentConfig, entrants: Entrants,
+                    results: Results) -> tuple[StoredTournament, list[Pair]]:
+    """Create ``config``'s tournament in ``results``, or check that the one there is it; with its schedule."""
     n = len(entrants.labels)
-    try:
-        if not store.has_tournament():
-            deals = Deals.secret(new_key()) if config.deals is DealMode.SECRET else Deals.public(config.seed)
-            pairs = schedule(n, config.format, config.pairs_per_pairing, deals)
-            rows = [
-                {"name": m.name, "version": m.version, "fingerprint": fp, "path": str(m.bot_dir), "label": label}
-                for m, fp, label in zip(entrants.manifests, entrants.fingerprints, entrants.labels)
-            ]
-            tid = store.create_tournament(config.name, config.seed, config.to_dict(), rows,
-                                          [(p.index, p.a, p.b, p.seed) for p in pairs], deal_key=deals.key)
-            store.record_runtime(tid, runtime_files())
-        else:
-            tid = _check_resume(store, config, entrants.fingerprints)
-            if store.tournament()["finished_at"] is None:  # a finished one is left as it is
-                _check_runtime(store, tid)
-            deals = store.deals(tid)
-            if deals.mode is not config.deals:
-                raise ConfigError(f"{config.output}: the tournament's settings say {config.deals} deals, but its "
-                                  f"store holds {deals.mode} ones; the store was changed by hand")
-            pairs = schedule(n, config.format, config.pairs_per_pairing, deals)
-    except BaseException:
-        store.close()
-        raise
-    return store, tid, pairs
+    stored = results.stored()
+    if stored is None:
+        deals = Deals.secret(new_key()) if config.deals is DealMode.SECRET else Deals.public(config.seed)
+        pairs = schedule(n, config.format, config.pairs_per_pairing, deals)
+        rows = [{"name": m.name, "version": m.version, "fingerprint": fp, "path": str(m.bot_dir), "label": label}
+                for m, fp, label in zip(entrants.manifests, entrants.fingerprints, entrants.labels)]
+        stored = results.create(config.name, config.seed, config.to_dict(), rows,
+                                [(p.index, p.a, p.b, p.seed) for p in pairs], deals, runtime_files())
+        return stored, pairs
+    _check_resume(stored, config, entrants.fingerprints)
+    if not stored.finished:  # a finished one is left as it is
+        _check_runtime(stored, results)
+    if stored.deals.mode is not config.deals:
+        raise ConfigError(f"{config.output}: the tournament's settings say {config.deals} deals, but its "
+                          f"store holds {stored.deals.mode} ones; the store was changed by hand")
+    return stored, schedule(n, config.format, config.pairs_per_pairing, stored.deals)
 
 
-def _check_resume(store: Store, config: TournamentConfig, prints: tuple[str, ...]) -> int:
-    row = store.tournament()
-    stored = TournamentConfig.from_dict(json.loads(row["config_json"]))
-    mine, theirs = config.schedule_key(), stored.schedule_key()
+def _check_resume(stored: StoredTournament, config: TournamentConfig, prints: tuple[str, ...]) -> None:
+    mine, theirs = config.schedule_key(), TournamentConfig.from_dict(dict(stored.config)).schedule_key()
     for key in mine:
         if mine[key] != theirs[key]:
-            raise ConfigError(f"{config.output}: holds tournament {row['name']!r} whose {key} differs "
+            raise ConfigError(f"{config.output}: holds tournament {stored.name!r} whose {key} differs "
                               f"({theirs[key]!r} there, {mine[key]!r} now); use a new output folder or "
                               f"'arena resume {config.output}'")
-    if row["finished_at"] is not None:  # nothing will be played: changed bots do not matter
-        return int(row["id"])
-    for entrant, fp in zip(store.entrants(row["id"]), prints):
-        if entrant["fingerprint"] != fp and entrant["withdrawn"] is None:
+    if stored.finished:  # nothing will be played: changed bots do not matter
+        return
+    for entrant, fp in zip(stored.entrants, prints):
+        if entrant.fingerprint != fp and entrant.withdrawn is None:
             raise ConfigError(
-                f"bot {entrant['label']!r} changed since this tournament started (fingerprint "
-                f"{entrant['fingerprint'][:12]} then, {fp[:12]} now): a changed bot is a new entrant; "
+                f"bot {entrant.label!r} changed since this tournament started (fingerprint "
+                f"{entrant.fingerprint[:12]} then, {fp[:12]} now): a changed bot is a new entrant; "
                 f"start a new tournament in a new output folder")
-    return int(row["id"])
 
 
-def _check_runtime(store: Store, tid: int) -> None:
+def _check_runtime(stored: StoredTournament, results: Results) -> None:
     """Refuse to resume when the project code the bots import (the SDK) changed since the
     tournament started, naming the files; a store from before runtimes were kept records it."""
     now = runtime_files()
-    then = store.runtime(tid)
-    if then is None:
+    if stored.runtime is None:
         log.warning("%s: no runtime fingerprint stored (an older tournament); recording the current one",
-                    store.path)
-        store.record_runtime(tid, now)
+                    stored.name)
+        results.record_runtime(now)
         return
-    changes = runtime_changes(then, now)
+    changes = runtime_changes(dict(stored.runtime), now)
     if changes:
         shown = ", ".join(changes[:6]) + (f" and {len(changes) - 6} more" if len(changes) > 6 else "")
         raise ConfigError(f"the code every bot runs besides its own folder changed since this tournament "
                           f"started ({shown}): the bots would not be the ones that played; restore those "
                           f"files, or start a new tournament in a new output folder")
-
-
-def _restore_rater(store: Store, tid: int, entrants: int, env: RatingEnv) -> ScheduleRater:
-    """The rater at its last stored snapshot, fed with the pairs stored beyond it."""
-    rater = ScheduleRater(env, entrants)
-    snapshots = store.snapshots(tid)
-    if snapshots:
-        last = snapshots[-1]["after_pair"]
-        rater.restore(last, {r["entrant"]: Rating(r["mu"], r["sigma"]) for r in snapshots if r["after_pair"] == last})
-    for index, results in sorted(stored_pair_results(store.matches(tid)).items()):
-        if index >= rater.frontier:
-            rater.add(index, results)
-    return rater
 
 
 class StopFlag:
@@ -466,38 +430,30 @@ class StopFlag:
 
 
 class ResultSink:
-    """Stores finished pairs with the rating snapshots they unlock, as one unit.
+    """What the runner does with a finished pair: hands it to the results (stored and rated as
+    one unit), counts it in the report, and keeps track of withdrawn entrants."""
 
-    A pair is rated from its rows as just stored (the same conversion a resume and the
-    leaderboard use). The snapshots are computed on a copy of the rater, which replaces the
-    rater only once the store committed the pair: a failed or interrupted commit leaves both
-    as they were.
-    """
-
-    def __init__(self, store: Store, tid: int, rater: ScheduleRater, report: RunReport,
+    def __init__(self, results: Results, stored: StoredTournament, report: RunReport,
                  seats: dict[int, list[tuple[int, int]]], labels: tuple[str, ...]) -> None:
-        self.store, self.tid, self.rater, self.report = store, tid, rater, report
+        self.results, self.report = results, report
         self.seats, self.labels = seats, labels
-        self.withdrawn = {e["entrant"]: e["withdrawn"] for e in store.entrants(tid) if e["withdrawn"] is not None}
+        self.withdrawn = {e: entrant.withdrawn for e, entrant in enumerate(stored.entrants)
+                          if entrant.withdrawn is not None}
         report.withdrawn = {labels[e]: why for e, why in self.withdrawn.items()}
 
     def record(self, pair: PairOutcome, attempts: int, *, withdraw: dict[int, str] | None = None) -> None:
-        """Store one played pair, and withdraw entrants with it (StoreError: then nothing changed)."""
-        index = pair.pair_index
-        trial = self.rater.copy()
-        with self.store.transaction():
-            for entrant, why in (withdraw or {}).items():
-                self.store.withdraw(self.tid, entrant, why)
-            self.store.record_pair(self.tid, index, pair.outcomes, self.seats[index], attempts=attempts)
-            stored = stored_pair_results(self.store.matches(self.tid, index))
-            self.store.record_snapshots(self.tid, trial.add(index, stored[index]))
-        self.rater = trial
+        """Store one played pair, and withdraw entrants with it (if it raises, nothing changed)."""
+        self.results.record(pair, self.seats[pair.pair_index], attempts, withdraw or {})
         self.report.pairs_played += 1
         self.report.faults += sum(len(o.faults) for o in pair.outcomes)
         for entrant, why in (withdraw or {}).items():
             log.error("bot %r %s", self.labels[entrant], why)
             self.withdrawn[entrant] = why
             self.report.withdrawn[self.labels[entrant]] = why
+
+    def leader(self) -> str:
+        """The label of the entrant rated best so far."""
+        return self.labels[self.results.leader()]
 
     def refused_entrants(self, task: PairTask) -> list[int]:
         """The pair's entrants already withdrawn (changed during the run)."""
@@ -530,10 +486,9 @@ class PairScheduler:
 
     def __init__(self, config: TournamentConfig, sink: ResultSink, todo: deque[PairTask],
                  factory: Callable[[Any], cf.Executor], *, track_workers: bool, adopt_orphans: bool, bar: Any,
-                 groups: Any, stop_rule: StopRule | None = None) -> None:
+                 groups: Any) -> None:
         self.config, self.sink, self.todo, self.factory, self.bar = config, sink, todo, factory, bar
         self.groups = groups  # the run's control groups: a dead worker's bots are cleared from them
-        self.stop_rule = stop_rule
         self.adopt_orphans = adopt_orphans
         # Which worker plays which pair (local pools whose workers run worker_init with it).
         self.playing = multiprocessing.get_context("fork").Array(
@@ -598,7 +553,7 @@ class PairScheduler:
 
     def _room_for_a_pair(self) -> bool:
         out, report = self.config.output, self.sink.report
-        needed = space_needed(self.sink.store.bytes_on_disk(), report.pairs_done_before + report.pairs_played,
+        needed = space_needed(self.sink.results.bytes_on_disk(), report.pairs_done_before + report.pairs_played,
                               pairs_in_flight(self.config.concurrency, self.todo))
         free = free_space(out)
         if free >= needed:
@@ -628,11 +583,11 @@ class PairScheduler:
                 self._store(self.sink.record, pair, self.failures.get(task.pair_index, 0) + 1)
                 self._ask_stop_rule()
                 self.bar.update(2)
-                self.bar.set_postfix_str(f"leader {_leader(self.sink.rater, self.sink.labels)}", refresh=False)
+                self.bar.set_postfix_str(f"leader {self.sink.leader()}", refresh=False)
 
     def _ask_stop_rule(self) -> None:
         report = self.sink.report
-        if self.stop_rule is not None and not report.stopped and self.stop_rule.decided(self.sink.store, self.sink.tid):
+        if not report.stopped and self.sink.results.decided():
             report.stopped = True
             log.info("the stopping rule decided: no more pairs are started")
 
@@ -640,13 +595,15 @@ class PairScheduler:
         """Run a store action; a full disk stops the run (the pair is replayed by a resume)."""
         try:
             action(*args)
-        except DiskFullError as exc:
+        except OSError as exc:
+            if not disk_full(exc):
+                raise
             self.sink.report.stopped_for = str(exc)
             log.error("stopping: %s", exc)
             self.discard = True  # the pairs in flight could not be stored either
 
     def _on_pair_error(self, task: PairTask, exc: Exception) -> None:
-        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        if disk_full(exc):
             self.todo.appendleft(task)
             self.sink.report.stopped_for = (f"{self.config.output}: the disk is full in a worker ({exc}); free "
                                             f"some space, then 'arena resume {self.config.output}'")
@@ -715,24 +672,26 @@ class PairScheduler:
         self.groups.close()
 
 
-def run_tournament(
+def play_tournament(
     config: TournamentConfig,
+    results: Results,
     *,
     progress: bool | None = None,
     executor_factory: Callable[[], cf.Executor] | None = None,
     reap_orphans: bool = False,
-    stop_rule: StopRule | None = None,
     entrants: Entrants | None = None,
 ) -> RunReport:
-    """Run (or resume) ``config``'s tournament until every pair is stored or it is stopped.
+    """Play (or resume) ``config``'s tournament into ``results`` until every pair is stored or it is stopped.
 
-    ``progress``: None shows a bar only on a terminal. The first Ctrl-C (or SIGTERM) stops
-    submitting and finishes the pairs in flight; a second one discards them (a resume replays
-    them). The run also stops by itself when the disk under the output folder runs short.
+    The caller holds the output folder and opened ``results`` in it
+    (``arena.commands.run.run_tournament`` does both). ``progress``: None shows a bar only on
+    a terminal. The first Ctrl-C (or SIGTERM) stops submitting and finishes the pairs in
+    flight; a second one discards them (a resume replays them). The run also stops by itself
+    when the disk under the output folder runs short.
     ``reap_orphans`` (the CLI sets it) makes this process a subreaper that ends whatever a
     dead worker left behind; it changes the whole process, so library callers opt in.
-    ``stop_rule`` is asked after every stored pair (and once before the first) whether the
-    tournament is decided; then no pair is started any more, those in flight are finished, and
+    ``results.decided()`` (a stopping rule) is asked after every stored pair and once before
+    the first; once it says yes no pair is started any more, those in flight are finished, and
     the tournament is marked finished.
     ``entrants`` are ``prepare_entrants(config)`` if the caller already has them.
     """
@@ -740,39 +699,33 @@ def run_tournament(
 
     start = time.monotonic()
     entrants = entrants or prepare_entrants(config)
-    with hold_output(config.output, DB_NAME):
-        store, tid, pairs = open_tournament(config, entrants)
-        with store:
-            deals = store.deals(tid)
-            log.info("%s: %s deals; %s", config.name, deals.mode,
-                     "predictable from the seed" if deals.commitment is None else f"sha256(key) = {deals.commitment}")
-            done = store.finished_pairs(tid)
-            report = RunReport(config.output, len(pairs), len(done))
-            rater = _restore_rater(store, tid, len(entrants.labels), RatingEnv())
-            if store.tournament()["finished_at"] is not None:
-                report.already_finished = True
-                report.ratings = dict(rater.ratings)
-                return report
-            seats = {p.index: [p.seats(0), p.seats(1)] for p in pairs}
-            sink = ResultSink(store, tid, rater, report, seats, entrants.labels)
-            todo = deque(_tasks(config, entrants, [p for p in pairs if p.index not in done]))
-            factory = _factory(config, executor_factory)
-            bar = tqdm(total=2 * len(todo), unit="match", disable=(None if progress is None else not progress),
-                       desc=config.name, dynamic_ncols=True)
-            # The run's control groups and watchdog, before the workers fork (they share the run)
-            # and before this process becomes a subreaper (the watchdog is nobody's child).
-            groups = cgroups.begin_run()
-            cgroups.sweep_leftovers(config.output / BOT_LOGS, groups.run_id)
-            adopt = reap_orphans and not config.cluster and become_subreaper()
-            if not config.cluster:  # decide the sandbox here: forked workers inherit it, so a fallback warns once
-                resolve_mode(config.sandbox)
-            report.stopped = stop_rule is not None and stop_rule.decided(store, tid)
-            PairScheduler(config, sink, todo, factory, track_workers=executor_factory is None and not config.cluster,
-                          adopt_orphans=adopt, bar=bar, stop_rule=stop_rule, groups=groups).run()
-            if report.finished:
-                store.finish_tournament(tid)
-            report.ratings = dict(sink.rater.ratings)
-            report.seconds = time.monotonic() - start
+    stored, pairs = open_tournament(config, entrants, results)
+    deals = stored.deals
+    log.info("%s: %s deals; %s", config.name, deals.mode,
+             "predictable from the seed" if deals.commitment is None else f"sha256(key) = {deals.commitment}")
+    report = RunReport(config.output, len(pairs), len(stored.done))
+    if stored.finished:
+        report.already_finished = True
+        return report
+    seats = {p.index: [p.seats(0), p.seats(1)] for p in pairs}
+    sink = ResultSink(results, stored, report, seats, entrants.labels)
+    todo = deque(_tasks(config, entrants, [p for p in pairs if p.index not in stored.done]))
+    factory = _factory(config, executor_factory)
+    bar = tqdm(total=2 * len(todo), unit="match", disable=(None if progress is None else not progress),
+               desc=config.name, dynamic_ncols=True)
+    # The run's control groups and watchdog, before the workers fork (they share the run)
+    # and before this process becomes a subreaper (the watchdog is nobody's child).
+    groups = cgroups.begin_run()
+    cgroups.sweep_leftovers(config.output / BOT_LOGS, groups.run_id)
+    adopt = reap_orphans and not config.cluster and become_subreaper()
+    if not config.cluster:  # decide the sandbox here: forked workers inherit it, so a fallback warns once
+        resolve_mode(config.sandbox)
+    report.stopped = results.decided()
+    PairScheduler(config, sink, todo, factory, track_workers=executor_factory is None and not config.cluster,
+                  adopt_orphans=adopt, bar=bar, groups=groups).run()
+    if report.finished:
+        results.finish()
+    report.seconds = time.monotonic() - start
     return report
 
 
@@ -795,8 +748,3 @@ def _tasks(config: TournamentConfig, entrants: Entrants, pairs: list[Pair]) -> I
         yield PairTask(pair.index, pair.seed, (str(config.bots[a].path), str(config.bots[b].path)),
                        (entrants.labels[a], entrants.labels[b]), settings, str(config.output / BOT_LOGS),
                        (entrants.fingerprints[a], entrants.fingerprints[b]))
-
-
-def _leader(rater: ScheduleRater, labels: tuple[str, ...]) -> str:
-    best = max(rater.ratings, key=lambda e: (rater.ratings[e].conservative, rater.ratings[e].mu))
-    return labels[best]

@@ -1,6 +1,7 @@
 """Results: the SQLite store, TrueSkill ratings, the leaderboard and exports.
 
-``results`` never imports the runner; it reads what the runner wrote.
+``results`` never imports the harness: the runner writes through ``recording``, handed to it by
+the CLI (``arena/sink.py`` says what it needs), and the rest reads what was written.
 """
 
 from .errors import StoreError

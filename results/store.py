@@ -13,6 +13,7 @@ only through ``deals()``; a store holding one is made readable by its owner only
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -187,10 +188,20 @@ _SQLITE_HEADER = b"SQLite format 3\x00"
 _DISK_FULL = frozenset({sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR})
 
 
-class DiskFullError(StoreError):
-    """A write failed because the disk holding the database is full (or failing)."""
+class DiskFullError(StoreError, OSError):
+    """A write failed because the disk holding the database is full (or failing).
+
+    Also an ``OSError`` with ``errno.ENOSPC``, as a full disk is anywhere else: the runner
+    recognises it without knowing the store (``arena.sink.disk_full``).
+    """
 
     code = "disk_full"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(errno.ENOSPC, message)
+
+    def __str__(self) -> str:
+        return str(self.strerror)
 
 
 def _apply_migrations(db: sqlite3.Connection, version: int) -> None:

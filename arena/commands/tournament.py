@@ -111,8 +111,9 @@ def _bot_entry(text: str):  # type: ignore[no-untyped-def]
 
 def _run(config, args: argparse.Namespace) -> int:  # type: ignore[no-untyped-def]
     from arena.logsetup import setup_logging
+    from arena.commands.run import run_tournament
     from arena.output import LOG_NAME, hold_output
-    from arena.runner import prepare_entrants, run_tournament
+    from arena.runner import prepare_entrants
     from arena.tournament import ConfigError, unvalidated_entrants
     from results.store import DB_NAME
 

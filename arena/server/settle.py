@@ -19,7 +19,7 @@ from typing import Any
 
 from arena.botproc import SandboxMode
 from arena.clock import TimeControl
-from arena.runner import run_tournament
+from arena.commands.run import run_tournament
 from arena.schedule import Format
 from arena.server.db import ServerDB, stamp
 from arena.tournament import BotEntry, TournamentConfig

@@ -215,8 +215,9 @@ def test_migrations_run_statement_by_statement_and_only_for_writers(tmp_path: Pa
 
 
 def test_a_full_disk_is_a_clear_error_and_keeps_what_was_stored(tmp_path: Path) -> None:
-    from tests.tmpfs import mounted_tmpfs
+    from arena.sink import disk_full
     from results.store import DiskFullError
+    from tests.tmpfs import mounted_tmpfs
 
     with mounted_tmpfs(tmp_path / "small", "1m") as disk:
         path = disk / "arena.sqlite"
@@ -229,6 +230,7 @@ def test_a_full_disk_is_a_clear_error_and_keeps_what_was_stored(tmp_path: Path) 
                     store.record_pair(tid, i, [big, _outcome(f"p{i:05d}h1", 1)], [(0, 1), (1, 0)])
                     stored += 1
             assert str(path) in str(info.value) and "earlier results are intact" in str(info.value)
+            assert disk_full(info.value)  # what the runner checks, knowing nothing of the store
             assert 0 < stored < 1000 and not store.db.in_transaction
             assert store.finished_pairs(tid) == set(range(stored))
         with Store(path, readonly=True) as again:  # the integrity check passes

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.runner import run_tournament
+from arena.commands.run import run_tournament
 from arena.tournament import load_config
 
 pytestmark = pytest.mark.e2e

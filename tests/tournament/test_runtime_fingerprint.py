@@ -12,7 +12,7 @@ import pytest
 
 from arena.botproc import view
 from arena.botproc.fingerprint import runtime_changes, runtime_files
-from arena.runner import run_tournament
+from arena.commands.run import run_tournament
 from arena.tournament import ConfigError, load_config
 
 pytestmark = pytest.mark.e2e
