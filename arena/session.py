@@ -142,7 +142,9 @@ class BotSession:
     def send(self, payload: bytes) -> bool:
         """Send one message to the bot; False if the link could not take it."""
         try:
-            self.socket.send_multipart([self.token.encode(), payload], flags=zmq.NOBLOCK)
+            # send_multipart's two frames without its per-call checks (the conductor's hot path)
+            self.socket.send(self.identity, zmq.SNDMORE | zmq.NOBLOCK)
+            self.socket.send(payload, zmq.NOBLOCK)
             return True
         except zmq.ZMQError as exc:
             log.info("send to %s failed: %s", self, exc)
@@ -174,16 +176,17 @@ class BotSession:
         """The link's payloads (bytes, or ``zmq.Frame`` without ``copy``) among the next ``limit``
         messages; the others are dropped and counted."""
         sock = self.socket
+        more = sock.getsockopt  # RCVMORE read directly, not through the socket's attribute lookup
         for _ in range(limit):
             try:
                 identity = sock.recv(zmq.NOBLOCK)
             except zmq.Again:
                 return
-            payload = sock.recv(zmq.NOBLOCK, copy=copy) if sock.rcvmore else None
-            if identity == self.identity and payload is not None and not sock.rcvmore:
+            payload = sock.recv(zmq.NOBLOCK, copy=copy) if more(zmq.RCVMORE) else None
+            if identity == self.identity and payload is not None and not more(zmq.RCVMORE):
                 yield payload
                 continue
-            while sock.rcvmore:  # the rest of a multipart message, without copying it
+            while more(zmq.RCVMORE):  # the rest of a multipart message, without copying it
                 sock.recv(zmq.NOBLOCK, copy=False)
             if identity == self.identity:
                 self.dropped_replies += 1  # not one frame: the bot broke the envelope
