@@ -8,6 +8,7 @@ it as matches end), and the stored results equal a lock-step run's pair by pair 
 from __future__ import annotations
 
 import concurrent.futures as cf
+import dataclasses
 import json
 import multiprocessing
 import os
@@ -24,6 +25,7 @@ from hypothesis import strategies as st
 
 from arena.botproc import Manifest, load_manifest
 from arena.clock import TimeControl
+from arena.engine.records import FaultKind
 from arena.matchplay import MatchSettings, MatchSpec, SessionPool, play_at_once, play_spec
 from arena.multiplex import WAVES, batch_size, batches, games_at_once, submit_pairs
 from arena.referee import MatchOutcome
@@ -115,16 +117,25 @@ def test_one_process_never_serves_both_halves_of_a_pair_nor_both_seats_and_sleep
 
 class WirePool(SessionPool):
     """A session pool that logs, per process, what goes out on its link: ``("open", game)`` at a
-    game's first request and ``("close", game)`` at its match_over, in the order sent."""
+    game's first request and ``("close", game)`` at its match_over, in the order sent; and
+    when it is seated (``"take"``) and given back (``"faulted"`` or ``"free"``)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.wire: dict[int, list[tuple[str, str]]] = {}
+        self.seating: dict[int, list[str]] = {}
+        self.seen: list[BotSession] = []
+
+    def release(self, session: BotSession, *, faulted: bool) -> None:
+        self.seating[id(session)].append("faulted" if faulted else "free")
+        super().release(session, faulted=faulted)
 
     def acquire(self, manifest: Manifest, pair_key: Any = None, *,
                 exclude: tuple[BotSession, ...] = ()) -> BotSession:
         session = super().acquire(manifest, pair_key, exclude=exclude)
+        self.seating.setdefault(id(session), []).append("take")
         if id(session) not in self.wire:
+            self.seen.append(session)
             events = self.wire[id(session)] = []
             opened: set[str] = set()
             send = session.send
@@ -173,6 +184,37 @@ def test_a_batch_larger_than_the_processes_take_refills_them_and_plays_as_lock_s
                 open_games.discard(game)
                 held = set(open_games)
     assert refilled >= 4
+
+
+def test_a_process_that_forfeits_takes_no_new_game_and_the_refilled_batch_still_plays_as_lock_step(
+        tmp_path: Path) -> None:
+    # faulty-illegal cheats on its first decision of every hand, so each of its matches is
+    # forfeited at the same point however the matches interleave; told to take three at once.
+    illegal = dataclasses.replace(load_manifest(ROOT / "bots/faulty/illegal"), max_games=3,
+                                  env={"ARENA_MAX_GAMES": "3"})
+    random_bot = load_manifest(ROOT / "bots/random")
+    specs = [MatchSpec(seats, f"p{pair}h{half}", 500 + pair, pair_key=pair)
+             for pair in range(5) for half, seats in enumerate(((illegal, random_bot), (random_bot, illegal)))]
+    with WirePool(tmp_path, MatchSettings(time_control=CALM, max_games=3)) as pool:
+        outcomes = play_at_once(pool, specs)
+        sessions = pool.seen
+        # Each cheating process was closed once its last match ended, not left for the pool's close.
+        assert not pool.retiring and not any(s.alive for s in sessions if s.manifest == illegal)
+        assert all(s.alive for s in sessions if s.manifest == random_bot)
+    with SessionPool(tmp_path, MatchSettings(time_control=CALM, max_games=1)) as lock_pool:
+        lock_step = [play_spec(lock_pool, spec) for spec in specs]
+    assert [_played(o) for o in outcomes] == [_played(o) for o in lock_step]
+    for spec, outcome in zip(specs, outcomes):
+        cheat = spec.manifests.index(illegal)
+        assert outcome.forfeit and outcome.winner == 1 - cheat
+        assert [(f.kind, f.seat) for f in outcome.faults] == [(FaultKind.ILLEGAL, cheat)]
+    for session in sessions:
+        seating = pool.seating[id(session)]
+        if session.manifest == illegal:  # it took no match after its first forfeit, though it had room
+            assert "take" not in seating[seating.index("faulted"):]
+        else:
+            assert "faulted" not in seating
+    assert sum(s.manifest == random_bot for s in sessions) < len(specs)  # the opponent's processes were reused
 
 
 @settings(max_examples=60, deadline=None)
