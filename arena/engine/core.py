@@ -41,8 +41,8 @@ from enum import IntEnum
 from typing import Any
 
 from .cards import (
-    CARD_INDEX, CARD_NAMES, CARD_POINTS, CARD_SUIT, HIGH_CARDS, KING, LOW_CARDS, NINE, QUEEN, SUIT_MASK, SUITS,
-    cards_of,
+    BEATS_IN_SUIT, CARD_BIT, CARD_INDEX, CARD_NAMES, CARD_POINTS, CARD_SUIT, HIGH_CARDS, KING, LOW_CARDS, NINE, QUEEN,
+    SUIT_MASK, SUITS, cards_of,
 )
 from .result import HandResult, Reason
 from .rules import Rules
@@ -83,6 +83,12 @@ _CLOSE_OR_DRAW = _CLOSE_BIT | 1 << DRAW
 _DEFAULT_RULES = Rules()
 
 _KINGS = sum(1 << (suit * 6 + KING) for suit in range(4))
+# The same bits shifted down by 24, for the lead's non-card actions.
+_EXCHANGE_SPECIAL, _CLOSE_SPECIAL, _DECLARE_SPECIAL = _EXCHANGE_BIT >> 24, _CLOSE_BIT >> 24, _DECLARE_BIT >> 24
+_MELDS_OF_KINGS: dict[int, int] = {
+    sum(1 << (suit * 6 + KING) for suit in range(4) if suits >> suit & 1): suits << (MELD - 24) for suits in range(16)
+}
+"""The meld actions (bits of ``legal_mask >> 24``) of each set of kings whose queens are held."""
 
 Outcome = tuple[int | None, int, Reason]
 """A finished hand's (winner or None for a tie, game points, reason); ``hand_result`` adds
@@ -141,8 +147,9 @@ class Core:
         core.rules = rules if rules is not None else _DEFAULT_RULES
         core.trump = CARD_SUIT[deck[12]]
         d = deck
-        first = 1 << d[0] | 1 << d[1] | 1 << d[2] | 1 << d[6] | 1 << d[7] | 1 << d[8]  # the non-dealer's
-        second = 1 << d[3] | 1 << d[4] | 1 << d[5] | 1 << d[9] | 1 << d[10] | 1 << d[11]
+        bit = CARD_BIT
+        first = bit[d[0]] | bit[d[1]] | bit[d[2]] | bit[d[6]] | bit[d[7]] | bit[d[8]]  # the non-dealer's
+        second = bit[d[3]] | bit[d[4]] | bit[d[5]] | bit[d[9]] | bit[d[10]] | bit[d[11]]
         core.hands = [second, first] if dealer == 0 else [first, second]
         core.stock = [deck[12]] + deck[23:12:-1]  # pop() draws c13 first; the up-card c12 last
         core._reset(1 - dealer, log)
@@ -317,7 +324,7 @@ class Core:
 
     def _play(self, c: int) -> None:
         seat = self.to_move
-        b = 1 << c
+        b = CARD_BIT[c]
         hands = self.hands
         hands[seat] ^= b
         self.played |= b
@@ -344,7 +351,7 @@ class Core:
             else:
                 winner = leader
                 if not stock and self.rules.must_head:
-                    self.absent[seat] |= SUIT_MASK[suit] & ((1 << lead) - 1)
+                    self.absent[seat] |= BEATS_IN_SUIT[lead]
         elif CARD_SUIT[c] == self.trump:
             winner = seat
             if not stock:
@@ -378,11 +385,11 @@ class Core:
         stock = self.stock
         first = stock.pop()
         second = stock.pop()
-        self.hands[winner] |= 1 << first
-        self.hands[loser] |= 1 << second
+        self.hands[winner] |= CARD_BIT[first]
+        self.hands[loser] |= CARD_BIT[second]
         last = not stock
         if last:  # the loser of trick 6 takes the (current) up-card, face up (R7.2, R7.4)
-            self.shown[loser] |= 1 << second
+            self.shown[loser] |= CARD_BIT[second]
         log = self.log
         if log is not None:
             log.append(("draw", winner, first, False))
@@ -528,7 +535,7 @@ class Core:
             else:
                 self.legal_mask = 0
                 return
-            if legal & (legal - 1):  # two actions or more
+            if legal.bit_count() > 1:
                 self.legal_mask = legal
                 return
             a = legal.bit_length() - 1
@@ -542,21 +549,23 @@ class Core:
 
     def _lead_actions(self) -> int:
         seat = self.to_move
-        legal = hand = self.hands[seat]
+        hand = self.hands[seat]
         rules = self.rules
         step = self.step
         stock = self.stock
+        special = 0  # the non-card actions, as bits of ``legal_mask >> 24`` (small ints are cheap)
         if stock:  # Phase A: the stock is open (a closed stock is emptied) and not exhausted
             if step == STEP_MELDED:
                 return self._after_meld()
             n_stock = len(stock)
-            if step == STEP_NONE and self.tricks_won[seat] and n_stock >= rules.exchange_min_stock:
+            tricks_won = self.tricks_won
+            if step == STEP_NONE and tricks_won[seat] and n_stock >= rules.exchange_min_stock:
                 if hand >> (self.trump * 6 + NINE) & 1:
-                    legal |= _EXCHANGE_BIT
+                    special = _EXCHANGE_SPECIAL
             if step <= STEP_EXCHANGED and n_stock >= rules.close_min_stock_after_draw:
-                if self.trick_number > 1 or rules.allow_close_before_first_trick:
-                    legal |= _CLOSE_BIT
-            may_meld = self.tricks_won[seat] or rules.marriage_on_first_lead
+                if rules.allow_close_before_first_trick or tricks_won[0] or tricks_won[1]:
+                    special |= _CLOSE_SPECIAL
+            may_meld = tricks_won[seat] or rules.marriage_on_first_lead
         elif step == STEP_MELDED:
             return self._after_meld()
         elif rules.marriages_in_phase_b or (self.closing_lead and rules.marriage_on_closing_lead):
@@ -566,12 +575,10 @@ class Core:
         if may_meld:
             marriages = hand & hand >> 1 & _KINGS  # a king whose queen (the next card) is held
             if marriages:
-                for suit in range(4):
-                    if marriages >> (suit * 6 + KING) & 1:
-                        legal |= 1 << (MELD + suit)
+                special |= _MELDS_OF_KINGS[marriages]
         if not rules.auto_declare and (not rules.reject_false_declaration or self.total(seat) >= 66):
-            legal |= _DECLARE_BIT
-        return legal
+            special |= _DECLARE_SPECIAL
+        return hand | special << 24 if special else hand
 
     def _after_meld(self) -> int:
         """A marriage was announced on this lead: play its king or queen, or declare."""
@@ -586,7 +593,7 @@ class Core:
         rules = self.rules
         if same:
             if rules.must_head:
-                return same & ((1 << lead) - 1) or same
+                return same & BEATS_IN_SUIT[lead] or same
             return same
         if rules.must_trump_when_void:
             return hand & SUIT_MASK[self.trump] or hand

@@ -12,7 +12,7 @@ import random
 from typing import Any
 
 from .cards import CARD_NAMES, HIGH_CARDS, LOW_CARDS, SUITS, parse_deck
-from .core import ACTION_INDEX, ACTION_NAMES, FOLLOW, SPECIAL_ACTIONS, Core, Phase
+from .core import _DO, ACTION_INDEX, ACTION_NAMES, FOLLOW, SPECIAL_ACTIONS, Core, Phase
 from .errors import IllegalAction, MalformedAction
 from .result import HandResult
 from .rules import Rules
@@ -139,12 +139,19 @@ class Hand:
     def legal_actions(self) -> list[str]:
         """The legal actions of ``to_move`` in canonical order; [] when over."""
         m = self._core.legal_mask
-        plays = _LOW_PLAYS[m & 4095] + _HIGH_PLAYS[m >> 12 & 4095]
-        return _SPECIAL_NAMES[m >> 24] + plays if m >> 24 else plays
+        if m >> 24:
+            return _SPECIAL_NAMES[m >> 24] + _LOW_PLAYS[m & 4095] + _HIGH_PLAYS[m >> 12 & 4095]
+        return _LOW_PLAYS[m & 4095] + _HIGH_PLAYS[m >> 12]
 
     def total(self, seat: int) -> int:
         """The seat's R9 total now: tricks, valid marriages and the last-trick bonus."""
-        return self._core.total(seat)
+        core = self._core  # core.total(seat) inlined, as in apply
+        points = core.trick_points[seat]
+        if core.tricks_won[seat]:
+            points += core.marriage_points[seat]
+        if core.bonus_seat == seat:
+            points += core.rules.last_trick_bonus
+        return points
 
     def view(self, seat: int) -> dict[str, Any]:
         """Everything ``seat`` may know now (docs/rules.md R15), as a JSON-ready dict."""
@@ -180,7 +187,8 @@ class Hand:
         if not core.legal_mask >> a & 1:
             raise self._illegal(action)
         self._actions.append(action)
-        core.apply(a)
+        _DO[a](core, a)  # core.apply(a) inlined: one call less on the public API's hottest path
+        core._settle()
         if core.result is None:
             self.to_move = core.to_move
         else:
