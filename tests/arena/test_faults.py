@@ -101,7 +101,7 @@ def assert_clean(outcome: MatchOutcome) -> None:
     assert outcome.faults == ()
     assert not outcome.forfeit and not outcome.void and outcome.interrupted is None
     assert outcome.winner in (0, 1)
-    assert outcome.score[outcome.winner] >= outcome.rules.get("match_target", 7)
+    assert outcome.score[outcome.winner] >= outcome.rules.match_target
     assert outcome.results and len(outcome.records) == len(outcome.results)
 
 
@@ -342,7 +342,7 @@ def assert_completed_with_faults(outcome: MatchOutcome, kind: FaultKind, *, seat
     assert {(f.kind, f.seat, f.bot) for f in outcome.faults} == {(kind, seat, bot)}
     assert not outcome.forfeit and not outcome.void and outcome.interrupted is None
     assert outcome.winner in (0, 1)
-    assert outcome.score[outcome.winner] >= outcome.rules.get("match_target", 7)
+    assert outcome.score[outcome.winner] >= outcome.rules.match_target
 
 
 # ---------------------------------------------------------------------------- spawner
