@@ -31,7 +31,7 @@ from typing import Any
 from arena.botproc import Limits, Manifest, ManifestError, cgroups, fingerprint, load_manifest, resolve_mode
 from arena.botproc.fingerprint import runtime_changes, runtime_files
 from arena.engine.deals import DealMode, Deals
-from arena.engine.records import ChangedBot, Fault, FaultKind, MatchOutcome, PairOutcome
+from arena.engine.records import ChangedBot, EntrantRecord, Fault, FaultKind, MatchOutcome, PairOutcome
 from arena.logsetup import renew_forwarding
 from arena.matchplay import MatchSettings, MatchSpec, SessionPool, play_at_once, play_spec
 from arena.multiplex import pairs_in_flight, submit_pairs
@@ -354,9 +354,9 @@ def open_tournament(config: TournamentConfig, entrants: Entrants,
     if stored is None:
         deals = Deals.secret(new_key()) if config.deals is DealMode.SECRET else Deals.public(config.seed)
         pairs = schedule(n, config.format, config.pairs_per_pairing, deals)
-        rows = [{"name": m.name, "version": m.version, "fingerprint": fp, "path": str(m.bot_dir), "label": label}
-                for m, fp, label in zip(entrants.manifests, entrants.fingerprints, entrants.labels)]
-        stored = results.create(config.name, config.seed, config.to_dict(), rows,
+        records = [EntrantRecord(name=m.name, version=m.version, fingerprint=fp, path=str(m.bot_dir), label=label)
+                   for m, fp, label in zip(entrants.manifests, entrants.fingerprints, entrants.labels)]
+        stored = results.create(config.name, config.seed, config.to_dict(), records,
                                 [(p.index, p.a, p.b, p.seed) for p in pairs], deals, runtime_files())
         return stored, pairs
     _check_resume(stored, config, entrants.fingerprints)

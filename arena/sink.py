@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence, Set
 from typing import Any, Protocol
 
 from arena.engine.deals import Deals
-from arena.engine.records import PairOutcome
+from arena.engine.records import EntrantRecord, PairOutcome
 
 
 class StoredEntrant(Protocol):
@@ -79,11 +79,11 @@ class Results(Protocol):
         """The tournament the store holds, or None if it holds none yet."""
         ...
 
-    def create(self, name: str, seed: int, config: Mapping[str, Any], entrants: Sequence[Mapping[str, str]],
+    def create(self, name: str, seed: int, config: Mapping[str, Any], entrants: Sequence[EntrantRecord],
                pairs: Sequence[tuple[int, int, int, int]], deals: Deals,
                runtime: Mapping[str, str]) -> StoredTournament:
-        """Store a new tournament: its settings, entrants (``name``, ``version``, ``fingerprint``,
-        ``path``, ``label``), whole schedule ``(index, a, b, seed)``, deals and runtime digests."""
+        """Store a new tournament: its settings, entrants (in entrant number order), whole schedule
+        ``(index, a, b, seed)``, deals and runtime digests."""
         ...
 
     def record_runtime(self, runtime: Mapping[str, str]) -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from arena.engine.deals import Deals
-from arena.engine.records import PairOutcome
+from arena.engine.records import EntrantRecord, PairOutcome
 
 from .errors import StoreError
 from .ratings import Rating, RatingEnv, ScheduleRater, stored_pair_results
@@ -105,12 +105,11 @@ class Recording:
             runtime=self.store.runtime(tid), deals=self.store.deals(tid), finished=row["finished_at"] is not None,
             done=frozenset(self.store.finished_pairs(tid)))
 
-    def create(self, name: str, seed: int, config: Mapping[str, Any], entrants: Sequence[Mapping[str, str]],
+    def create(self, name: str, seed: int, config: Mapping[str, Any], entrants: Sequence[EntrantRecord],
                pairs: Sequence[tuple[int, int, int, int]], deals: Deals,
                runtime: Mapping[str, str]) -> StoredTournament:
         """Store a new tournament with its runtime digests; what the store now holds of it."""
-        self._tid = self.store.create_tournament(name, seed, dict(config), [dict(e) for e in entrants], list(pairs),
-                                                 deal_key=deals.key)
+        self._tid = self.store.create_tournament(name, seed, dict(config), entrants, pairs, deal_key=deals.key)
         self.record_runtime(runtime)
         stored = self.stored()
         assert stored is not None

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.engine.deals import Deals
-from arena.engine.records import MatchOutcome
+from arena.engine.records import EntrantRecord, MatchOutcome
 
 from .errors import StoreError
 
@@ -400,7 +400,7 @@ class Store:
     # ------------------------------------------------------------------ set-up
 
     def create_tournament(self, name: str, seed: int, config: dict[str, Any],
-                          entrants: list[dict[str, str]], pairs: list[tuple[int, int, int, int]],
+                          entrants: Sequence[EntrantRecord], pairs: Sequence[tuple[int, int, int, int]],
                           deal_key: bytes | None = None) -> int:
         """Store a new tournament, its entrants (bots), its whole schedule and its secret deal key
         (None: public deals); returns its id."""
@@ -415,16 +415,7 @@ class Store:
             if deal_key is not None:
                 db.execute("INSERT INTO deal_keys (tournament_id, key) VALUES (?, ?)", (tid, deal_key))
             for index, bot in enumerate(entrants):
-                db.execute(
-                    "INSERT OR IGNORE INTO bots (name, version, fingerprint, path) VALUES (?, ?, ?, ?)",
-                    (bot["name"], bot["version"], bot["fingerprint"], bot["path"]),
-                )
-                bot_id = db.execute(
-                    "SELECT id FROM bots WHERE name = ? AND version = ? AND fingerprint = ?",
-                    (bot["name"], bot["version"], bot["fingerprint"]),
-                ).fetchone()[0]
-                db.execute("INSERT INTO entrants (tournament_id, entrant, bot_id, label) VALUES (?, ?, ?, ?)",
-                           (tid, index, bot_id, bot["label"]))
+                self._insert_entrant(tid, index, bot)
             db.executemany(
                 "INSERT INTO pairs (tournament_id, pair_index, entrant_a, entrant_b, seed) VALUES (?, ?, ?, ?, ?)",
                 [(tid, index, a, b, str(seed_)) for index, a, b, seed_ in pairs],
@@ -462,23 +453,27 @@ class Store:
                 continue
         return total
 
-    def add_entrant(self, tid: int, bot: dict[str, str]) -> int:
+    def add_entrant(self, tid: int, bot: EntrantRecord) -> int:
         """Append an entrant to a tournament that grows (the competition server's ladder); returns
         its number. Idempotent: an entrant with the same label is returned as it is."""
         with self.transaction() as db:
             row = db.execute("SELECT entrant FROM entrants WHERE tournament_id = ? AND label = ?",
-                             (tid, bot["label"])).fetchone()
+                             (tid, bot.label)).fetchone()
             if row is not None:
                 return int(row[0])
-            db.execute("INSERT OR IGNORE INTO bots (name, version, fingerprint, path) VALUES (?, ?, ?, ?)",
-                       (bot["name"], bot["version"], bot["fingerprint"], bot["path"]))
-            bot_id = db.execute("SELECT id FROM bots WHERE name = ? AND version = ? AND fingerprint = ?",
-                                (bot["name"], bot["version"], bot["fingerprint"])).fetchone()[0]
             entrant = db.execute("SELECT coalesce(max(entrant), -1) + 1 FROM entrants WHERE tournament_id = ?",
                                  (tid,)).fetchone()[0]
-            db.execute("INSERT INTO entrants (tournament_id, entrant, bot_id, label) VALUES (?, ?, ?, ?)",
-                       (tid, entrant, bot_id, bot["label"]))
+            self._insert_entrant(tid, entrant, bot)
         return int(entrant)
+
+    def _insert_entrant(self, tid: int, entrant: int, bot: EntrantRecord) -> None:
+        """Enter ``bot`` as entrant number ``entrant`` (its bot row shared by every tournament of the store)."""
+        self.db.execute("INSERT OR IGNORE INTO bots (name, version, fingerprint, path) VALUES (?, ?, ?, ?)",
+                        (bot.name, bot.version, bot.fingerprint, bot.path))
+        bot_id = self.db.execute("SELECT id FROM bots WHERE name = ? AND version = ? AND fingerprint = ?",
+                                 (bot.name, bot.version, bot.fingerprint)).fetchone()[0]
+        self.db.execute("INSERT INTO entrants (tournament_id, entrant, bot_id, label) VALUES (?, ?, ?, ?)",
+                        (tid, entrant, bot_id, bot.label))
 
     def add_pair(self, tid: int, a: int, b: int, seed_of: Callable[[int], int]) -> int:
         """Schedule one more pair (``a`` against ``b``) at the next pair index; its seed is

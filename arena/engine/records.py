@@ -1,8 +1,9 @@
 """What a refereed match leaves behind, as typed records: pure data, shared by the harness and the results.
 
 A ``Fault`` is a bot's misbehaviour as a value (protocol/PROTOCOL.md section 9), a ``Think``
-one answered decision's time, a ``MatchOutcome`` a whole match as the store keeps it, and a
-``PairOutcome`` the two halves of a duplicate pair as a worker returns them. All are frozen
+one answered decision's time, a ``MatchOutcome`` a whole match as the store keeps it, a
+``PairOutcome`` the two halves of a duplicate pair as a worker returns them, and an
+``EntrantRecord`` a bot as a tournament's store enters it. All are frozen
 and picklable (they cross process pools and Dask); ``to_dict`` gives the JSON forms that
 ``arena match --json`` prints and the store's ``fault_json`` keeps.
 """
@@ -122,6 +123,18 @@ class MatchOutcome:
             "think_ms": [t.to_list() for t in self.think_ms],
             "interrupted": self.interrupted,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class EntrantRecord:
+    """A bot as a tournament enters it: which bot (``name``, ``version``, the ``fingerprint`` of its
+    folder, the folder's ``path``) under which ``label`` (unique within the tournament)."""
+
+    name: str
+    version: str
+    fingerprint: str
+    path: str
+    label: str
 
 
 @dataclass(frozen=True, slots=True)

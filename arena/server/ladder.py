@@ -34,7 +34,7 @@ from pathlib import Path
 from arena.botproc import SandboxMode, fingerprint
 from arena.clock import TimeControl
 from arena.engine import Rules
-from arena.engine.records import PairOutcome
+from arena.engine.records import EntrantRecord, PairOutcome
 from arena.faults import FaultPolicy
 from arena.matchplay import MatchSettings
 from arena.runner import PairTask, play_pair, worker_init
@@ -221,9 +221,9 @@ class _Loop:
             entrant = self.entrants.get(label)
             if entrant is None:
                 bot_dir = (self.ladder.folder / sub.bot_path).absolute()
-                number = self.store.add_entrant(self.tid, {
-                    "name": sub.bot, "version": str(sub.version), "label": label,
-                    "fingerprint": fingerprint(bot_dir), "path": str(bot_dir)})
+                number = self.store.add_entrant(self.tid, EntrantRecord(
+                    name=sub.bot, version=str(sub.version), fingerprint=fingerprint(bot_dir), path=str(bot_dir),
+                    label=label))
                 entrant = self.entrants[label] = Entrant(number, label, str(bot_dir))
                 log.info("ladder: %s is in play as entrant %d", label, number)
             active[entrant.number] = entrant

@@ -11,7 +11,8 @@ from arena.engine.deals import Deals
 from arena.engine.records import PairOutcome
 from results.errors import StoreError
 from results.recording import Recording
-from tests.results.test_store import BOTS, _outcome, _unwritable
+from tests.results.test_store import _outcome, _unwritable
+from tests.tournament.stores import BOTS
 
 pytestmark = pytest.mark.unit
 

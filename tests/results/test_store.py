@@ -10,16 +10,14 @@ from pathlib import Path
 import pytest
 
 from arena.engine import HandResult, Reason, Rules
-from arena.engine.records import MatchOutcome, Think
+from arena.engine.records import EntrantRecord, MatchOutcome, Think
 from results.errors import StoreError
 from results.store import APPLICATION_ID, MIGRATIONS, Store
+from tests.tournament.stores import BOTS
 
 pytestmark = pytest.mark.unit
 
 ROOT = Path(__file__).resolve().parents[2]
-BOTS = [dict(name="x", version="1", fingerprint="f", path="/x", label="x"),
-        dict(name="y", version="1", fingerprint="g", path="/y", label="y")]
-
 
 def _outcome(match_id: str, winner: int) -> MatchOutcome:
     return MatchOutcome(match_id=match_id, seed=5, names=("x", "y"), rules=Rules(), winner=winner,
@@ -47,6 +45,18 @@ def test_a_new_store_is_marked_and_migrated(tmp_path: Path) -> None:
     assert raw.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
     assert raw.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
     assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_entrants_are_stored_as_entered_and_a_growing_tournament_adds_them_once(tmp_path: Path) -> None:
+    newcomer = EntrantRecord(name="z", version="2", fingerprint="h", path="/z", label="z v2")
+    with Store(tmp_path / "a.sqlite", create=True) as store:
+        tid = store.create_tournament("t", 1, {}, BOTS, [])
+        assert store.add_entrant(tid, newcomer) == 2
+        assert store.add_entrant(tid, replace(newcomer, path="/elsewhere")) == 2  # same label: the one there
+        rows = store.entrants(tid)
+    assert [EntrantRecord(r["name"], r["version"], r["fingerprint"], r["path"], r["label"]) for r in rows] == [
+        *BOTS, newcomer]
+    assert [r["entrant"] for r in rows] == [0, 1, 2] and all(r["withdrawn"] is None for r in rows)
 
 
 def test_each_decision_keeps_its_cpu_time_beside_its_wall_time(tmp_path: Path,

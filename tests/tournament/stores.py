@@ -7,11 +7,12 @@ from pathlib import Path
 
 from arena.engine import Match, Rules
 from arena.engine.deals import Deals
-from arena.engine.records import MatchOutcome
+from arena.engine.records import EntrantRecord, MatchOutcome
 from results.store import Store
 
-BOTS = [dict(name="x", version="1", fingerprint="f", path="/x", label="x"),
-        dict(name="y", version="1", fingerprint="g", path="/y", label="y")]
+# Two entrants, as a tournament's store enters them (the bots of every stored test tournament).
+BOTS = (EntrantRecord(name="x", version="1", fingerprint="f", path="/x", label="x"),
+        EntrantRecord(name="y", version="1", fingerprint="g", path="/y", label="y"))
 RULES = Rules()
 PAIRS = 3
 

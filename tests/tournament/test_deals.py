@@ -16,10 +16,9 @@ from arena.schedule import new_key, schedule
 from arena.tournament import ConfigError, TournamentConfig, BotEntry, config_from_dict
 from results.store import APPLICATION_ID, MIGRATIONS, Store
 
-pytestmark = pytest.mark.unit
+from .stores import BOTS
 
-BOTS = [dict(name="x", version="1", fingerprint="f", path="/x", label="x"),
-        dict(name="y", version="1", fingerprint="g", path="/y", label="y")]
+pytestmark = pytest.mark.unit
 
 
 def test_a_pair_seed_is_the_first_16_bytes_of_hmac_sha256_of_the_key() -> None:

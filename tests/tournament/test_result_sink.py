@@ -11,7 +11,7 @@ from arena.engine.records import ChangedBot
 from arena.matchplay import MatchSettings
 from arena.runner import PairTask, ResultSink, RunReport
 from results.recording import Recording
-from tests.results.test_store import BOTS
+from tests.tournament.stores import BOTS
 
 pytestmark = pytest.mark.unit
 
