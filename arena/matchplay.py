@@ -4,7 +4,8 @@ Bot processes are reused across matches for speed, but a process never serves bo
 of a duplicate pair (it would know its opponent's cards from the other half): each session
 remembers the pairs it served. ``fresh`` settings give every match new processes. A session
 that faulted is never reused. ``play_at_once`` plays several matches through one conductor:
-a bot process that was granted ``max_games > 1`` then serves several of them interleaved.
+a bot process that was granted ``max_games > 1`` then serves several of them interleaved,
+and the next match starts as soon as one ends.
 """
 
 from __future__ import annotations
@@ -167,7 +168,7 @@ def play_at_once(pool: SessionPool, specs: list[MatchSpec], *, attempts: int = 1
     try:
         play_fed(feed)
     finally:
-        for referee, sessions in feed.seated.values():  # a harness failure left them in play
+        for _, referee, sessions in feed.seated.values():  # a harness failure left them in play
             _release(pool, referee, sessions)
     return [_replay_void(pool, spec, outcome, attempts) for spec, outcome in zip(specs, feed.outcomes())]
 
@@ -178,8 +179,7 @@ class _Refill:
     def __init__(self, pool: SessionPool, specs: list[MatchSpec], started: Callable[[MatchSpec], None] | None) -> None:
         self.pool, self.specs, self.started = pool, specs, started
         self.waiting = list(range(len(specs)))
-        self.seated: dict[int, tuple[Referee, tuple[BotSession, BotSession]]] = {}  # id(referee) -> match in play
-        self.index: dict[int, int] = {}  # id(referee) -> its spec
+        self.seated: dict[int, tuple[int, Referee, tuple[BotSession, BotSession]]] = {}  # id(referee) -> in play
         self.done: dict[int, MatchOutcome] = {}  # spec -> outcome
 
     def admit(self, playing: int) -> list[tuple[Referee, tuple[BotSession, BotSession]]]:
@@ -192,7 +192,7 @@ class _Refill:
                 continue
             self.waiting.remove(i)
             referee = _referee(self.pool.settings, self.specs[i])
-            self.seated[id(referee)], self.index[id(referee)] = (referee, sessions), i
+            self.seated[id(referee)] = (i, referee, sessions)
             games.append((referee, sessions))
             if self.started is not None:
                 self.started(self.specs[i])
@@ -203,19 +203,17 @@ class _Refill:
         starts new processes when none could (or nothing is in play to make room)."""
         pool, (a, b), key = self.pool, spec.manifests, spec.pair_key
         first = pool.find(a, key)
-        second = pool.find(b, key, exclude=(first,)) if first is not None else None
-        if first is None or second is None:
+        if first is None or pool.find(b, key, exclude=(first,)) is None:
             could = pool.find(a, key, room=False)
             if not alone and could is not None and pool.find(b, key, exclude=(could,), room=False) is not None:
                 return None
-            return _acquire_both(pool, spec)
-        return pool.acquire(a, key), pool.acquire(b, key, exclude=(first,))
+        return _acquire_both(pool, spec)
 
     def ended(self, seated: tuple[Refereeing, tuple[BotSession, BotSession]], outcome: MatchOutcome) -> None:
-        referee, sessions = self.seated.pop(id(seated[0]))
+        i, referee, sessions = self.seated.pop(id(seated[0]))
         failed, outcome = _check_logs(referee, sessions, outcome)
         _release(self.pool, referee, sessions, broken=failed)
-        self.done[self.index.pop(id(referee))] = outcome
+        self.done[i] = outcome
 
     def outcomes(self) -> list[MatchOutcome]:
         return [self.done[i] for i in range(len(self.specs))]
