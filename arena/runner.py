@@ -378,10 +378,10 @@ def _check_resume(stored: StoredTournament, config: TournamentConfig, prints: tu
     if stored.finished:  # nothing will be played: changed bots do not matter
         return
     for entrant, fp in zip(stored.entrants, prints):
-        if entrant.fingerprint != fp and entrant.withdrawn is None:
+        if entrant.bot.fingerprint != fp and entrant.withdrawn is None:
             raise ConfigError(
-                f"bot {entrant.label!r} changed since this tournament started (fingerprint "
-                f"{entrant.fingerprint[:12]} then, {fp[:12]} now): a changed bot is a new entrant; "
+                f"bot {entrant.bot.label!r} changed since this tournament started (fingerprint "
+                f"{entrant.bot.fingerprint[:12]} then, {fp[:12]} now): a changed bot is a new entrant; "
                 f"start a new tournament in a new output folder")
 
 

@@ -24,11 +24,8 @@ class StoredEntrant(Protocol):
     """An entrant as the store holds it."""
 
     @property
-    def label(self) -> str: ...
-
-    @property
-    def fingerprint(self) -> str:
-        """The fingerprint of its bot folder when the tournament started."""
+    def bot(self) -> EntrantRecord:
+        """The bot as it entered (its fingerprint: its folder's when the tournament started)."""
         ...
 
     @property

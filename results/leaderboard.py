@@ -210,7 +210,7 @@ def build_leaderboard(store: Store, env: RatingEnv | None = None, *, rating: str
     tournament = store.tournament()
     tid = tournament["id"]
     entrants = store.entrants(tid)
-    labels = [e["label"] for e in entrants]
+    labels = [e.bot.label for e in entrants]
     n = len(entrants)
     wins, losses, forfeits = [0] * n, [0] * n, [0] * n
     points, hands = [0] * n, [0] * n
@@ -253,7 +253,7 @@ def build_leaderboard(store: Store, env: RatingEnv | None = None, *, rating: str
         played = wins[e] + losses[e]
         ordered, cpu = sorted(times[e]), sorted(cpu_times[e])
         standings.append(Standing(
-            rank=0, entrant=e, bot=entrant["label"], name=entrant["name"], version=entrant["version"],
+            rank=0, entrant=e, bot=entrant.bot.label, name=entrant.bot.name, version=entrant.bot.version,
             mu=ratings[e].mu, sigma=ratings[e].sigma, conservative=ratings[e].conservative,
             matches=played, wins=wins[e], losses=losses[e], score_pct=100.0 * wins[e] / played if played else 0.0,
             game_points=points[e], hands=hands[e], points_per_hand=points[e] / hands[e] if hands[e] else 0.0,

@@ -22,7 +22,7 @@ from arena.engine.records import EntrantRecord, PairOutcome
 
 from .errors import StoreError
 from .ratings import Rating, RatingEnv, ScheduleRater, stored_pair_results
-from .store import Store
+from .store import Store, StoredEntrant
 
 
 class StopRule(Protocol):
@@ -31,15 +31,6 @@ class StopRule(Protocol):
     def decided(self, store: Store, tid: int) -> bool:
         """True once the tournament is decided."""
         ...
-
-
-@dataclass(frozen=True, slots=True)
-class StoredEntrant:
-    """An entrant as the store holds it."""
-
-    label: str
-    fingerprint: str
-    withdrawn: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,8 +91,7 @@ class Recording:
         self._tid = tid = int(row["id"])
         return StoredTournament(
             name=row["name"], config=json.loads(row["config_json"]),
-            entrants=tuple(StoredEntrant(e["label"], e["fingerprint"], e["withdrawn"])
-                           for e in self.store.entrants(tid)),
+            entrants=tuple(self.store.entrants(tid)),
             runtime=self.store.runtime(tid), deals=self.store.deals(tid), finished=row["finished_at"] is not None,
             done=frozenset(self.store.finished_pairs(tid)))
 

@@ -20,6 +20,7 @@ import os
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -186,6 +187,16 @@ sqlite3.register_converter("SEEDTEXT", int)  # int(b"123") == 123
 
 _SQLITE_HEADER = b"SQLite format 3\x00"
 _DISK_FULL = frozenset({sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR})
+
+
+@dataclass(frozen=True, slots=True)
+class StoredEntrant:
+    """An entrant as the store holds it: its ``number`` in the tournament, the ``bot`` it entered
+    as, and why its remaining pairs are refused (changed during the run), or None."""
+
+    number: int
+    bot: EntrantRecord
+    withdrawn: str | None
 
 
 class DiskFullError(StoreError, OSError):
@@ -510,13 +521,15 @@ class Store:
             raise StoreError(f"{self.path}: holds no tournament {tid}")
         return Deals.public(seed[0])
 
-    def entrants(self, tid: int) -> list[sqlite3.Row]:
+    def entrants(self, tid: int) -> list[StoredEntrant]:
         """Entrants with their bots, by entrant number."""
-        return self.db.execute(
-            "SELECT e.entrant, e.label, e.withdrawn, b.id AS bot_id, b.name, b.version, b.fingerprint, b.path "
+        rows = self.db.execute(
+            "SELECT e.entrant, e.label, e.withdrawn, b.name, b.version, b.fingerprint, b.path "
             "FROM entrants e JOIN bots b ON b.id = e.bot_id WHERE e.tournament_id = ? ORDER BY e.entrant",
             (tid,),
-        ).fetchall()
+        )
+        return [StoredEntrant(number, EntrantRecord(name, version, fingerprint, path, label), withdrawn)
+                for number, label, withdrawn, name, version, fingerprint, path in rows]
 
     def pairs(self, tid: int) -> list[sqlite3.Row]:
         """Every scheduled pair in schedule order."""

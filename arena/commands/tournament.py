@@ -44,7 +44,7 @@ def _print_leaderboard(out: Path, fmt: str = "table", crosstable: bool = False, 
 
     with Store(out / DB_NAME, readonly=True) as store:
         board = build_leaderboard(store, None, rating=rating, **bt)
-        withdrawn = [(e["label"], e["withdrawn"]) for e in store.entrants(store.tournament()["id"]) if e["withdrawn"]]
+        withdrawn = [(e.bot.label, e.withdrawn) for e in store.entrants(store.tournament()["id"]) if e.withdrawn]
     (out / "leaderboard.json").write_text(board.to_json() + "\n", encoding="utf-8")
     (out / "leaderboard.csv").write_text(board.to_csv(), encoding="utf-8")
     if fmt == "json":
@@ -215,7 +215,7 @@ def cmd_show(args: argparse.Namespace) -> int:
             print(f"arena: error: no match {args.match!r} in {args.dir} (ids look like {', '.join(ids)})",
                   file=sys.stderr)
             return 2
-        labels = [e["label"] for e in store.entrants(tid)]
+        labels = [e.bot.label for e in store.entrants(tid)]
         names = (labels[match["seat0"]], labels[match["seat1"]])
         hands = store.hands(match["id"])
         faults = [f for f in store.faults(tid) if f["match_id"] == args.match]

@@ -301,7 +301,7 @@ class _Loop:
 
     def _rate(self) -> None:
         board = build_board(self.store, self.db)
-        self.sigma = {e: sigma for e, (_, sigma) in board.ratings.items()}
+        self.sigma = {e: rating.sigma for e, rating in board.ratings.items()}
 
 
 def _key(a: int, b: int) -> Pairing:

@@ -20,7 +20,7 @@ from typing import Any
 from arena.server.db import ServerDB
 from results.bradley_terry import BTStanding, bradley_terry
 from results.pairgames import pair_games
-from results.ratings import RatingEnv, rate_in_schedule_order, stored_pair_results
+from results.ratings import Rating, RatingEnv, rate_in_schedule_order, stored_pair_results
 from results.store import Store
 
 LADDER_DIR = "ladder"
@@ -71,7 +71,7 @@ class Board:
     lines: list[Line]
     disabled: list[tuple[str, str, str]]   # bot, owner, reason
     pairs_done: int
-    ratings: dict[int, tuple[float, float]] = field(default_factory=dict)  # every entrant's (mu, sigma)
+    ratings: dict[int, Rating] = field(default_factory=dict)  # every entrant's
 
 
 def ladder_path(folder: Path) -> Path:
@@ -86,7 +86,7 @@ def build_board(store: Store, db: ServerDB, env: RatingEnv | None = None, *, boo
     tid = int(store.tournament()["id"])
     entrants = store.entrants(tid)
     bots = {b.name.lower(): b for b in db.bots()}
-    excluded = {e["entrant"] for e in entrants if (bot := bots.get(str(e["name"]).lower())) and bot.disabled}
+    excluded = {e.number for e in entrants if (bot := bots.get(e.bot.name.lower())) and bot.disabled}
     wins = [0] * len(entrants)
     losses = [0] * len(entrants)
     included = [m for m in store.matches(tid) if not excluded.intersection((m["seat0"], m["seat1"]))]
@@ -98,7 +98,7 @@ def build_board(store: Store, db: ServerDB, env: RatingEnv | None = None, *, boo
                 losses[result[1]] += 1
     ratings = rate_in_schedule_order(env, len(entrants), list(by_pair.items()))
     bt = _bradley_terry(included, bootstrap) if bootstrap else {}
-    by_label = {e["label"]: e["entrant"] for e in entrants}
+    by_label = {e.bot.label: e.number for e in entrants}
     lines = []
     for sub in db.active_versions():
         entrant = by_label.get(label_of(sub.bot, sub.version))
@@ -109,8 +109,7 @@ def build_board(store: Store, db: ServerDB, env: RatingEnv | None = None, *, boo
     lines.sort(key=lambda line: (-line.conservative, -line.mu, line.bot))
     ranked = [replace(line, rank=i) for i, line in enumerate(lines, 1)]
     disabled = [(b.name, b.owner, b.disabled_reason or "") for b in db.bots() if b.disabled]
-    return Board(ranked, disabled, len(store.finished_pairs(tid)),
-                 {e: (r.mu, r.sigma) for e, r in ratings.items()})
+    return Board(ranked, disabled, len(store.finished_pairs(tid)), ratings)
 
 
 def _bradley_terry(matches: list[Any], bootstrap: int) -> dict[int, BTStanding]:

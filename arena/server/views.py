@@ -84,7 +84,7 @@ def leaderboard_page(request: Request) -> Response:
 
 
 def _labels(store: Store, tid: int) -> dict[int, str]:
-    return {e["entrant"]: e["label"] for e in store.entrants(tid)}
+    return {e.number: e.bot.label for e in store.entrants(tid)}
 
 
 def _match_line(row: Any, labels: dict[int, str]) -> dict[str, Any]:
@@ -104,7 +104,7 @@ def recent_matches(request: Request, bot: str | None = None, limit: int = RECENT
         labels = _labels(store, tid)
         sql, args = "SELECT * FROM matches WHERE tournament_id = ?", [tid]
         if bot is not None:
-            mine = [e["entrant"] for e in store.entrants(tid) if str(e["name"]).lower() == bot.lower()]
+            mine = [e.number for e in store.entrants(tid) if e.bot.name.lower() == bot.lower()]
             if not mine:
                 return []
             marks = ",".join("?" * len(mine))
@@ -163,13 +163,14 @@ def bot_json(request: Request) -> dict[str, Any]:
     db = db_of(request)
     board = board_of(request)
     with ladder_store(request) as store:
-        entrants = {e["label"]: e["entrant"] for e in store.entrants(int(store.tournament()["id"]))} if store else {}
+        entrants = {e.bot.label: e.number for e in store.entrants(int(store.tournament()["id"]))} if store else {}
     versions = []
     for sub in db.submissions(bot_id=bot.id):
         if sub.status != "accepted":
             continue  # a rejected or waiting upload is its owner's business
         entrant = entrants.get(label_of(sub.bot, sub.version))
-        mu, sigma = board.ratings.get(entrant, (None, None)) if entrant is not None else (None, None)
+        rating = board.ratings.get(entrant) if entrant is not None else None
+        mu, sigma = (rating.mu, rating.sigma) if rating is not None else (None, None)
         versions.append({"version": sub.version, "accepted_at": sub.finished_at, "mu": mu, "sigma": sigma})
     current = next((line.to_dict() for line in board.lines if line.bot == bot.name), None)
     return {"bot": bot.name, "owner": bot.owner, "disabled": bot.disabled_reason, "current": current,

@@ -21,7 +21,7 @@ from arena.engine.view import organiser_events
 from ..leaderboard import Leaderboard, build_leaderboard
 from ..pairgames import stored_result
 from ..ratings import RatingEnv
-from ..store import Store
+from ..store import Store, StoredEntrant
 
 SUIT_SYMBOLS = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}
 REASON_TEXT = {
@@ -267,7 +267,7 @@ class ReportData:
 
     tournament: dict[str, Any]
     board: Leaderboard
-    entrants: list[dict[str, Any]]
+    entrants: list[StoredEntrant]
     matches: list[dict[str, Any]]
     hands: dict[int, list[sqlite3.Row]]
     faults: list[dict[str, Any]]
@@ -281,7 +281,7 @@ class ReportData:
     @property
     def labels(self) -> list[str]:
         """Entrant labels by entrant number."""
-        return [e["label"] for e in self.entrants]
+        return [e.bot.label for e in self.entrants]
 
     def match(self, match_id: str) -> dict[str, Any] | None:
         """One match by id."""
@@ -324,8 +324,8 @@ def _load(store: Store, env: RatingEnv) -> ReportData:
     board = build_leaderboard(store, env)
     tournament = dict(store.tournament())
     tid = tournament["id"]
-    entrants = [dict(e) for e in store.entrants(tid)]
-    labels = [e["label"] for e in entrants]
+    entrants = store.entrants(tid)
+    labels = [e.bot.label for e in entrants]
     faults_by_match: dict[int, list[dict[str, Any]]] = {}
     faults = []
     for row in store.faults(tid):

@@ -35,7 +35,8 @@ def db(live_run: LiveRun) -> dict:
     with Store(live_run.out / DB_NAME, readonly=True) as store:
         tid = store.tournament()["id"]
         return {
-            "labels": [e["label"] for e in store.entrants(tid)],
+            "bots": [e.bot for e in store.entrants(tid)],
+            "labels": [e.bot.label for e in store.entrants(tid)],
             "matches": [dict(m) for m in store.matches(tid)],
             "hands": [dict(h) for h in store.all_hands(tid)],
             "faults": [dict(f) for f in store.faults(tid)],
@@ -159,6 +160,8 @@ def test_bot_pages_match_the_store(site_dir: Path, board: Leaderboard, db: dict)
     for entrant, label in enumerate(db["labels"]):
         doc = page(site_dir, f"bots/{entrant}.html")
         assert doc.by_id("bot-label").text == label
+        bot = db["bots"][entrant]
+        assert f"{bot.name} {bot.version} · fingerprint {bot.fingerprint[:12]}" in doc.find("p", class_="hint")[0].text
         s = standings[entrant]
         assert doc.by_id("stat-rank").text == str(s.rank)
         assert doc.by_id("stat-wl").text == f"{s.wins}-{s.losses}"

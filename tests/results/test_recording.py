@@ -44,7 +44,7 @@ def test_a_failed_commit_leaves_the_ratings_where_they_were(tmp_path: Path) -> N
         assert (dict(recording.rater.ratings), recording.rater.frontier) == rated
         store = recording.store
         assert [s["after_pair"] for s in store.snapshots(recording.tid)] == [0, 0]
-        assert [e["withdrawn"] for e in store.entrants(recording.tid)] == [None, None]
+        assert [e.withdrawn for e in store.entrants(recording.tid)] == [None, None]
         recording.record(_pair(1), SEATS, 1, {})
         assert recording.rater.frontier == 2 and [s["after_pair"] for s in store.snapshots(recording.tid)] == [0, 0, 1, 1]
 
@@ -60,7 +60,7 @@ def test_reopened_it_holds_what_was_stored_and_rates_on_where_it_stopped(tmp_pat
     with Recording(tmp_path / "b.sqlite") as resumed:
         stored = resumed.stored()
         assert stored is not None and stored.done == {1} and not stored.finished
-        assert [(e.label, e.withdrawn) for e in stored.entrants] == [("x", None), ("y", "changed during the run")]
+        assert [(e.bot.label, e.withdrawn) for e in stored.entrants] == [("x", None), ("y", "changed during the run")]
         assert stored.runtime == {"sdk.py": "d1"} and stored.deals == Deals.public(1)
         resumed.record(_pair(0), SEATS, 1, {})
         resumed.record(_pair(2), SEATS, 1, {})

@@ -12,7 +12,7 @@ import pytest
 from arena.engine import HandResult, Reason, Rules
 from arena.engine.records import EntrantRecord, MatchOutcome, Think
 from results.errors import StoreError
-from results.store import APPLICATION_ID, MIGRATIONS, Store
+from results.store import APPLICATION_ID, MIGRATIONS, Store, StoredEntrant
 from tests.tournament.stores import BOTS
 
 pytestmark = pytest.mark.unit
@@ -53,10 +53,8 @@ def test_entrants_are_stored_as_entered_and_a_growing_tournament_adds_them_once(
         tid = store.create_tournament("t", 1, {}, BOTS, [])
         assert store.add_entrant(tid, newcomer) == 2
         assert store.add_entrant(tid, replace(newcomer, path="/elsewhere")) == 2  # same label: the one there
-        rows = store.entrants(tid)
-    assert [EntrantRecord(r["name"], r["version"], r["fingerprint"], r["path"], r["label"]) for r in rows] == [
-        *BOTS, newcomer]
-    assert [r["entrant"] for r in rows] == [0, 1, 2] and all(r["withdrawn"] is None for r in rows)
+        assert store.entrants(tid) == [StoredEntrant(number, bot, None)
+                                       for number, bot in enumerate([*BOTS, newcomer])]
 
 
 def test_each_decision_keeps_its_cpu_time_beside_its_wall_time(tmp_path: Path,
@@ -201,7 +199,7 @@ def test_a_failed_commit_is_rolled_back(tmp_path: Path) -> None:
             db.execute("INSERT INTO entrants (tournament_id, entrant, bot_id, label) VALUES (7, 0, 7, 'x')")
         assert not store.db.in_transaction
         store.create_tournament("t", 1, {}, BOTS, [])
-        assert [e["label"] for e in store.entrants(store.tournament()["id"])] == ["x", "y"]
+        assert [e.bot.label for e in store.entrants(store.tournament()["id"])] == ["x", "y"]
 
 
 def test_migrations_run_statement_by_statement_and_only_for_writers(tmp_path: Path,

@@ -37,6 +37,8 @@ def test_accepted_bots_play_and_new_versions_and_late_entrants_join(competition:
             assert set(b) >= {"bot", "owner", "version", "mu", "sigma", "matches", "bt"}
             assert b["matches"] % 2 == 0 and b["matches"] >= 6 and b["sigma"] < 25 / 3
         old_version = lines["alicebot"]["version"]
+        rated = {v["version"]: v for v in alice.get("/api/bots/alicebot").json()["versions"]}[old_version]
+        assert isinstance(rated["mu"], float) and rated["sigma"] < 25 / 3  # the version's page shows its rating
 
         # A new version replaces the old one in play; the old one keeps its history.
         new = upload(alice, bot_targz("alicebot")).json()

@@ -25,7 +25,7 @@ def test_a_withdrawal_is_stored_with_its_refused_pair(tmp_path: Path) -> None:
         task = PairTask(0, 0, ("/x", "/y"), ("x", "y"), MatchSettings(), str(tmp_path), ("f", "g"))
         sink.refuse(task, (ChangedBot(1, "0123456789abcdef"),))
         store, tid = results.store, results.tid
-        assert [e["withdrawn"] is not None for e in store.entrants(tid)] == [False, True]
+        assert [e.withdrawn is not None for e in store.entrants(tid)] == [False, True]
         assert sink.refused_entrants(PairTask(1, 1, ("/x", "/y"), ("x", "y"), MatchSettings(), "")) == [1]
         assert [m["void"] for m in store.matches(tid)] == [1, 1]
         assert all("refused: 'y' changed during the run" in f["detail"] for f in store.faults(tid))
