@@ -12,7 +12,9 @@ from results.errors import StoreError
 
 Command = Callable[[argparse.Namespace], int]
 
-# One module per command group under arena/commands, each with register(subparsers).
+# The command groups: one module each under arena/commands, with register(subparsers). The
+# package's other modules are what the commands share: common.py (options) and run.py (the
+# runner wired to the results store, which the server's settle phase uses too).
 COMMAND_MODULES = (
     "arena.commands.demo",
     "arena.commands.match",
