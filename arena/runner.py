@@ -31,12 +31,12 @@ from typing import Any
 from arena.botproc import Limits, Manifest, ManifestError, cgroups, fingerprint, load_manifest, resolve_mode
 from arena.botproc.fingerprint import runtime_changes, runtime_files
 from arena.engine.deals import DealMode, Deals
-from arena.engine.records import ChangedBot, EntrantRecord, Fault, FaultKind, MatchOutcome, PairOutcome
+from arena.engine.records import ChangedBot, EntrantRecord, Fault, FaultKind, MatchOutcome, Pair, PairOutcome, match_id
 from arena.logsetup import renew_forwarding
 from arena.matchplay import MatchSettings, MatchSpec, SessionPool, play_at_once, play_spec
 from arena.multiplex import pairs_in_flight, submit_pairs
 from arena.output import BOT_LOGS, MIB, forget_held_locks, free_space, space_needed
-from arena.schedule import Pair, match_id, new_key, schedule
+from arena.schedule import new_key, schedule
 from arena.sink import Results, StoredTournament, disk_full
 from arena.tournament import ConfigError, TournamentConfig
 
@@ -356,8 +356,7 @@ def open_tournament(config: TournamentConfig, entrants: Entrants,
         pairs = schedule(n, config.format, config.pairs_per_pairing, deals)
         records = [EntrantRecord(name=m.name, version=m.version, fingerprint=fp, path=str(m.bot_dir), label=label)
                    for m, fp, label in zip(entrants.manifests, entrants.fingerprints, entrants.labels)]
-        stored = results.create(config.name, config.seed, config.to_dict(), records,
-                                [(p.index, p.a, p.b, p.seed) for p in pairs], deals, runtime_files())
+        stored = results.create(config.name, config.seed, config.to_dict(), records, pairs, deals, runtime_files())
         return stored, pairs
     _check_resume(stored, config, entrants.fingerprints)
     if not stored.finished:  # a finished one is left as it is

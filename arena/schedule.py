@@ -3,17 +3,18 @@
 A **pair** is the unit of scheduling: the same decks played twice with the seats swapped
 (half 0: ``a`` in seat 0; half 1: ``b`` in seat 0). Both halves share one match seed, so
 both see the same deals. Pairs are ordered round by round (every pairing once, then again),
-so a tournament stopped early is still balanced. Ratings are computed in this order.
+so a tournament stopped early is still balanced. Ratings are computed in this order. The
+``Pair`` record is the engine's (``arena.engine.records``): the store keeps the schedule too.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from enum import StrEnum
 from itertools import combinations
 
 from arena.engine.deals import KEY_BYTES, Deals
+from arena.engine.records import Pair
 
 
 class Format(StrEnum):
@@ -22,29 +23,6 @@ class Format(StrEnum):
     ROUND_ROBIN = "round_robin"
     DOUBLE_ROUND_ROBIN = "double_round_robin"
     GAUNTLET = "gauntlet"
-
-
-@dataclass(frozen=True, slots=True)
-class Pair:
-    """Pair number ``index``: entrants ``a`` and ``b`` (indices) play ``seed`` twice, seats swapped."""
-
-    index: int
-    a: int
-    b: int
-    seed: int
-
-    def seats(self, half: int) -> tuple[int, int]:
-        """The entrants in seat 0 and seat 1 in ``half`` (0 or 1)."""
-        return (self.a, self.b) if half == 0 else (self.b, self.a)
-
-    def match_id(self, half: int) -> str:
-        """The match's id on the wire and in the store."""
-        return match_id(self.index, half)
-
-
-def match_id(pair_index: int, half: int) -> str:
-    """The id of half ``half`` of pair ``pair_index``: ``p00003h1`` (pair 3, second half)."""
-    return f"p{pair_index:05d}h{half}"
 
 
 def new_key() -> bytes:

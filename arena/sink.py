@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence, Set
 from typing import Any, Protocol
 
 from arena.engine.deals import Deals
-from arena.engine.records import EntrantRecord, PairOutcome
+from arena.engine.records import EntrantRecord, Pair, PairOutcome
 
 
 class StoredEntrant(Protocol):
@@ -77,10 +77,9 @@ class Results(Protocol):
         ...
 
     def create(self, name: str, seed: int, config: Mapping[str, Any], entrants: Sequence[EntrantRecord],
-               pairs: Sequence[tuple[int, int, int, int]], deals: Deals,
-               runtime: Mapping[str, str]) -> StoredTournament:
-        """Store a new tournament: its settings, entrants (in entrant number order), whole schedule
-        ``(index, a, b, seed)``, deals and runtime digests."""
+               pairs: Sequence[Pair], deals: Deals, runtime: Mapping[str, str]) -> StoredTournament:
+        """Store a new tournament: its settings, entrants (in entrant number order), whole schedule,
+        deals and runtime digests."""
         ...
 
     def record_runtime(self, runtime: Mapping[str, str]) -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from arena.engine.deals import Deals
-from arena.engine.records import EntrantRecord, PairOutcome
+from arena.engine.records import EntrantRecord, Pair, PairOutcome
 
 from .errors import StoreError
 from .ratings import Rating, RatingEnv, ScheduleRater, stored_pair_results
@@ -96,8 +96,7 @@ class Recording:
             done=frozenset(self.store.finished_pairs(tid)))
 
     def create(self, name: str, seed: int, config: Mapping[str, Any], entrants: Sequence[EntrantRecord],
-               pairs: Sequence[tuple[int, int, int, int]], deals: Deals,
-               runtime: Mapping[str, str]) -> StoredTournament:
+               pairs: Sequence[Pair], deals: Deals, runtime: Mapping[str, str]) -> StoredTournament:
         """Store a new tournament with its runtime digests; what the store now holds of it."""
         self._tid = self.store.create_tournament(name, seed, dict(config), entrants, pairs, deal_key=deals.key)
         self.record_runtime(runtime)

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.engine.deals import Deals
-from arena.engine.records import EntrantRecord, MatchOutcome
+from arena.engine.records import EntrantRecord, MatchOutcome, Pair
 
 from .errors import StoreError
 
@@ -411,7 +411,7 @@ class Store:
     # ------------------------------------------------------------------ set-up
 
     def create_tournament(self, name: str, seed: int, config: dict[str, Any],
-                          entrants: Sequence[EntrantRecord], pairs: Sequence[tuple[int, int, int, int]],
+                          entrants: Sequence[EntrantRecord], pairs: Sequence[Pair],
                           deal_key: bytes | None = None) -> int:
         """Store a new tournament, its entrants (bots), its whole schedule and its secret deal key
         (None: public deals); returns its id."""
@@ -429,7 +429,7 @@ class Store:
                 self._insert_entrant(tid, index, bot)
             db.executemany(
                 "INSERT INTO pairs (tournament_id, pair_index, entrant_a, entrant_b, seed) VALUES (?, ?, ?, ?, ?)",
-                [(tid, index, a, b, str(seed_)) for index, a, b, seed_ in pairs],
+                [(tid, p.index, p.a, p.b, str(p.seed)) for p in pairs],
             )
         return int(tid)
 

@@ -1,11 +1,12 @@
-"""What a refereed match leaves behind, as typed records: pure data, shared by the harness and the results.
+"""What the harness hands the results, as typed records: pure data, shared by both.
 
 A ``Fault`` is a bot's misbehaviour as a value (protocol/PROTOCOL.md section 9), a ``Think``
 one answered decision's time, a ``MatchOutcome`` a whole match as the store keeps it, a
-``PairOutcome`` the two halves of a duplicate pair as a worker returns them, and an
-``EntrantRecord`` a bot as a tournament's store enters it. All are frozen
-and picklable (they cross process pools and Dask); ``to_dict`` gives the JSON forms that
-``arena match --json`` prints and the store's ``fault_json`` keeps.
+``PairOutcome`` the two halves of a duplicate pair as a worker returns them; an
+``EntrantRecord`` is a bot as a tournament's store enters it, a ``Pair`` one pair of its
+schedule (``arena.schedule`` makes them). All are frozen and picklable (they cross process
+pools and Dask); ``to_dict`` gives the JSON forms that ``arena match --json`` prints and the
+store's ``fault_json`` keeps.
 """
 
 from __future__ import annotations
@@ -135,6 +136,29 @@ class EntrantRecord:
     fingerprint: str
     path: str
     label: str
+
+
+@dataclass(frozen=True, slots=True)
+class Pair:
+    """Pair number ``index``: entrants ``a`` and ``b`` (indices) play ``seed`` twice, seats swapped."""
+
+    index: int
+    a: int
+    b: int
+    seed: int
+
+    def seats(self, half: int) -> tuple[int, int]:
+        """The entrants in seat 0 and seat 1 in ``half`` (0 or 1)."""
+        return (self.a, self.b) if half == 0 else (self.b, self.a)
+
+    def match_id(self, half: int) -> str:
+        """The match's id on the wire and in the store."""
+        return match_id(self.index, half)
+
+
+def match_id(pair_index: int, half: int) -> str:
+    """The id of half ``half`` of pair ``pair_index``: ``p00003h1`` (pair 3, second half)."""
+    return f"p{pair_index:05d}h{half}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from arena.engine.deals import Deals
-from arena.engine.records import PairOutcome
+from arena.engine.records import Pair, PairOutcome
 from results.errors import StoreError
 from results.recording import Recording
 from tests.results.test_store import _outcome, _unwritable
@@ -17,7 +17,7 @@ from tests.tournament.stores import BOTS
 pytestmark = pytest.mark.unit
 
 SEATS = [(0, 1), (1, 0)]
-PAIRS = [(i, 0, 1, i) for i in range(3)]
+PAIRS = [Pair(i, 0, 1, i) for i in range(3)]
 
 
 def _pair(index: int, winner: int = 0) -> PairOutcome:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from arena.engine import HandResult, Reason, Rules
-from arena.engine.records import EntrantRecord, MatchOutcome, Think
+from arena.engine.records import EntrantRecord, MatchOutcome, Pair, Think
 from results.errors import StoreError
 from results.store import APPLICATION_ID, MIGRATIONS, Store, StoredEntrant
 from tests.tournament.stores import BOTS
@@ -39,7 +39,7 @@ def _padded(match_id: str, padding: str) -> MatchOutcome:
 def test_a_new_store_is_marked_and_migrated(tmp_path: Path) -> None:
     with Store(tmp_path / "a.sqlite", create=True) as store:
         assert not store.has_tournament()
-        tid = store.create_tournament("t", 1, {}, BOTS, [(0, 0, 1, 99)])
+        tid = store.create_tournament("t", 1, {}, BOTS, [Pair(0, 0, 1, 99)])
         assert store.tournament()["name"] == "t" and store.finished_pairs(tid) == set()
     raw = sqlite3.connect(tmp_path / "a.sqlite")
     assert raw.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
@@ -65,7 +65,7 @@ def test_each_decision_keeps_its_cpu_time_beside_its_wall_time(tmp_path: Path,
     cpu_migration = len(MIGRATIONS) - 1
     monkeypatch.setattr(store_module, "MIGRATIONS", MIGRATIONS[:cpu_migration])
     with Store(path, create=True) as old:  # a store made before CPU times, with a pair in it
-        tid = old.create_tournament("t", 1, {}, BOTS, [(0, 0, 1, 99), (1, 0, 1, 98)])
+        tid = old.create_tournament("t", 1, {}, BOTS, [Pair(0, 0, 1, 99), Pair(1, 0, 1, 98)])
         old.db.execute("INSERT INTO matches (tournament_id, pair_index, half, match_id, seed, seat0, seat1, "
                        "winner_seat, score0, score1, forfeit, void, hands) VALUES (?, 1, 0, 'old', 5, 0, 1, 0, 7, 0, "
                        "0, 0, 0)", (tid,))
@@ -84,7 +84,7 @@ def test_each_decision_keeps_its_cpu_time_beside_its_wall_time(tmp_path: Path,
 
 def test_a_pair_is_stored_once_and_atomically(tmp_path: Path) -> None:
     with Store(tmp_path / "a.sqlite", create=True) as store:
-        tid = store.create_tournament("t", 1, {}, BOTS, [(0, 0, 1, 99), (1, 0, 1, 98)])
+        tid = store.create_tournament("t", 1, {}, BOTS, [Pair(0, 0, 1, 99), Pair(1, 0, 1, 98)])
         broken = _unwritable(_outcome("p00000h1", 1))
         with pytest.raises(KeyError):
             store.record_pair(tid, 0, [_outcome("p00000h0", 0), broken], [(0, 1), (1, 0)])
@@ -145,7 +145,7 @@ def test_an_empty_database_is_refused_and_left_empty(tmp_path: Path) -> None:
 
 def _filled(path: Path, pairs: int) -> None:
     with Store(path, create=True) as store:
-        tid = store.create_tournament("t", 1, {}, BOTS, [(i, 0, 1, i) for i in range(pairs)])
+        tid = store.create_tournament("t", 1, {}, BOTS, [Pair(i, 0, 1, i) for i in range(pairs)])
         for i in range(pairs):
             big = _padded(f"p{i:05d}h0", "x" * 3000)
             store.record_pair(tid, i, [big, _outcome(f"p{i:05d}h1", 1)], [(0, 1), (1, 0)])
@@ -230,7 +230,7 @@ def test_a_full_disk_is_a_clear_error_and_keeps_what_was_stored(tmp_path: Path) 
     with mounted_tmpfs(tmp_path / "small", "1m") as disk:
         path = disk / "arena.sqlite"
         with Store(path, create=True) as store:
-            tid = store.create_tournament("t", 1, {}, BOTS, [(i, 0, 1, i) for i in range(1000)])
+            tid = store.create_tournament("t", 1, {}, BOTS, [Pair(i, 0, 1, i) for i in range(1000)])
             stored = 0
             with pytest.raises(DiskFullError, match="disk is full") as info:
                 for i in range(1000):

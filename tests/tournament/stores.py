@@ -7,7 +7,7 @@ from pathlib import Path
 
 from arena.engine import Match, Rules
 from arena.engine.deals import Deals
-from arena.engine.records import EntrantRecord, MatchOutcome
+from arena.engine.records import EntrantRecord, MatchOutcome, Pair
 from results.store import Store
 
 # Two entrants, as a tournament's store enters them (the bots of every stored test tournament).
@@ -34,7 +34,7 @@ def make_store(path: Path, deals: Deals, seeds: list[int] | None = None, *, fini
     seeds = seeds or [deals.pair_seed(i) for i in range(PAIRS)]
     with Store(path, create=True) as store:
         tid = store.create_tournament("t", deals.seed, {"rules": RULES.to_dict()}, BOTS,
-                                      [(i, 0, 1, seeds[i]) for i in range(PAIRS)], deal_key=deals.key)
+                                      [Pair(i, 0, 1, seeds[i]) for i in range(PAIRS)], deal_key=deals.key)
         for i in range(PAIRS):
             halves = [played(seeds[i], f"p{i:05d}h{h}") for h in (0, 1)]
             store.record_pair(tid, i, halves, [(0, 1), (1, 0)])

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from arena.engine.deals import DealMode, Deals, commitment, parse_key, secret_pair_seed
+from arena.engine.records import Pair
 from arena.schedule import new_key, schedule
 from arena.tournament import ConfigError, TournamentConfig, BotEntry, config_from_dict
 from results.store import APPLICATION_ID, MIGRATIONS, Store
@@ -52,7 +53,7 @@ def test_a_bad_key_is_a_clear_value_error(text: str) -> None:
 def test_the_store_keeps_the_key_owner_only_and_128_bit_seeds_exactly(tmp_path: Path) -> None:
     key = new_key()
     deals = Deals.secret(key)
-    pairs = [(i, 0, 1, deals.pair_seed(i)) for i in range(3)]
+    pairs = [Pair(i, 0, 1, deals.pair_seed(i)) for i in range(3)]
     path = tmp_path / "a.sqlite"
     with Store(path, create=True) as store:
         tid = store.create_tournament("t", 1, {}, BOTS, pairs, deal_key=key)
@@ -60,7 +61,7 @@ def test_the_store_keeps_the_key_owner_only_and_128_bit_seeds_exactly(tmp_path: 
         if part.exists():
             assert stat.S_IMODE(part.stat().st_mode) == 0o600
     with Store(path, readonly=True) as store:
-        assert [(p["pair_index"], p["seed"]) for p in store.pairs(tid)] == [(i, s) for i, _, _, s in pairs]
+        assert [(p["pair_index"], p["seed"]) for p in store.pairs(tid)] == [(p.index, p.seed) for p in pairs]
         assert store.deals(tid) == deals and store.deals(tid).key == key
         assert key.hex() not in json.dumps([dict(r) for r in [store.tournament()]])
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from arena.engine.deals import Deals
-from arena.engine.records import ChangedBot
+from arena.engine.records import ChangedBot, Pair
 from arena.matchplay import MatchSettings
 from arena.runner import PairTask, ResultSink, RunReport
 from results.recording import Recording
@@ -20,7 +20,7 @@ SEATS = {i: [(0, 1), (1, 0)] for i in range(3)}
 
 def test_a_withdrawal_is_stored_with_its_refused_pair(tmp_path: Path) -> None:
     with Recording(tmp_path / "a.sqlite") as results:
-        stored = results.create("t", 1, {}, BOTS, [(i, 0, 1, i) for i in range(3)], Deals.public(1), {})
+        stored = results.create("t", 1, {}, BOTS, [Pair(i, 0, 1, i) for i in range(3)], Deals.public(1), {})
         sink = ResultSink(results, stored, RunReport(tmp_path, 3, 0), SEATS, ("x", "y"))
         task = PairTask(0, 0, ("/x", "/y"), ("x", "y"), MatchSettings(), str(tmp_path), ("f", "g"))
         sink.refuse(task, (ChangedBot(1, "0123456789abcdef"),))
