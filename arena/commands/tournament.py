@@ -7,6 +7,11 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # for annotations only: this module imports the library inside its functions
+    from arena.runner import RunReport
+    from arena.tournament import BotEntry, TournamentConfig
 
 
 def _number(key: str) -> Callable[[str], int]:
@@ -60,7 +65,7 @@ def _print_leaderboard(out: Path, fmt: str = "table", crosstable: bool = False, 
             print(board.crosstable_text())
 
 
-def _config_from_args(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def _config_from_args(args: argparse.Namespace) -> TournamentConfig:
     from arena.botproc import SandboxMode
     from arena.clock import TimeControl
     from arena.faults import FaultPolicy
@@ -99,7 +104,7 @@ EXIT_INTERRUPTED = 130
 EXIT_NO_ROOM = 75  # sysexits' EX_TEMPFAIL: free some space, then resume
 
 
-def _bot_entry(text: str):  # type: ignore[no-untyped-def]
+def _bot_entry(text: str) -> BotEntry:
     """``--bots`` item: ``DIR``, or ``LABEL=DIR`` (a label is needed when two bots share a name)."""
     from arena.tournament import BotEntry
 
@@ -109,7 +114,7 @@ def _bot_entry(text: str):  # type: ignore[no-untyped-def]
     return BotEntry(Path(text).absolute())
 
 
-def _run(config, args: argparse.Namespace) -> int:  # type: ignore[no-untyped-def]
+def _run(config: TournamentConfig, args: argparse.Namespace) -> int:
     from arena.logsetup import setup_logging
     from arena.commands.run import run_tournament
     from arena.output import LOG_NAME, hold_output
@@ -146,7 +151,7 @@ def _run(config, args: argparse.Namespace) -> int:  # type: ignore[no-untyped-de
     return EXIT_INTERRUPTED if report.interrupted and not report.finished else 0
 
 
-def _say_what_was_done(config, report) -> None:  # type: ignore[no-untyped-def]
+def _say_what_was_done(config: TournamentConfig, report: RunReport) -> None:
     done = report.pairs_done_before + report.pairs_played
     print(f"{config.name}: {report.pairs_played} pairs played now, {done}/{report.pairs_total} stored, "
           f"{report.faults} faults, {report.seconds:.1f} s; results in {config.output}")
