@@ -23,8 +23,9 @@ each move (copy-make: a copy costs about as much as one move, so there is no und
 The state is public for search: ``hands`` (a bitmask per seat), ``stock`` (the up-card at
 index 0, ``pop()`` draws; emptied by a close, whose cards go to ``dead``), ``trump``,
 ``phase``, ``to_move`` (meaningful while ``result`` is None), ``lead`` (-1 when none),
-``trick_points``, ``tricks_won``, ``marriage_points``, ``closed``, ``closer`` and the public
-knowledge a seat's policy may use: ``played`` (every card played), ``shown`` (per seat, cards
+``trick_points``, ``tricks_won``, ``marriage_points``, ``totals`` (the R9 totals, kept up to
+date; ``total`` reads them), ``closed``, ``closer`` and the public knowledge a seat's policy
+may use: ``played`` (every card played), ``shown`` (per seat, cards
 it has shown: a marriage, the card taken by the exchange, the up-card drawn last; those it
 still holds, ``shown[seat] & hands[seat]``, are the ones its opponent knows it holds) and
 ``absent`` (per seat, cards it has shown it cannot hold: voids and failures to head revealed
@@ -107,7 +108,7 @@ class Core:
 
     __slots__ = (
         "rules", "trump", "hands", "stock", "dead", "closed", "closer", "opp_tricks_at_close",
-        "trick_points", "tricks_won", "marriage_points", "bonus_seat", "to_move", "phase", "lead",
+        "trick_points", "tricks_won", "marriage_points", "bonus_seat", "totals", "to_move", "phase", "lead",
         "step", "closing_lead", "pending_meld", "played", "shown", "absent",
         "result", "legal_mask", "log",
     )
@@ -124,6 +125,8 @@ class Core:
     tricks_won: list[int]
     marriage_points: list[int]
     bonus_seat: int
+    totals: list[int]
+    """Each seat's R9 total, kept up to date by every state change (``total`` reads it)."""
     to_move: int
     phase: Phase
     lead: int
@@ -200,6 +203,7 @@ class Core:
             core.opp_tricks_at_close = sum(1 for t in before if t["winner"] != closer)
         if len(view["tricks"]) == 12 and not closed:
             core.bonus_seat = view["tricks"][-1]["winner"]
+        core.totals = [core.counted_total(0), core.counted_total(1)]
         result = view["result"]
         if result is not None:
             core.result = (result["winner"], result["game_points"], Reason(result["reason"]))
@@ -255,7 +259,7 @@ class Core:
         self.to_move, self.phase, self.legal_mask = leader, LEAD, 0  # the turn
         self.lead, self.step, self.pending_meld = -1, STEP_NONE, -1
         self.trick_points, self.tricks_won, self.marriage_points = [0, 0], [0, 0], [0, 0]  # scores
-        self.bonus_seat, self.result = -1, None
+        self.bonus_seat, self.totals, self.result = -1, [0, 0], None
         self.closed, self.closer, self.opp_tricks_at_close = False, -1, 0  # the close
         self.closing_lead, self.dead = False, []
         self.played, self.shown, self.absent = 0, [0, 0], [0, 0]  # public knowledge
@@ -269,7 +273,7 @@ class Core:
         new.to_move, new.phase, new.legal_mask = self.to_move, self.phase, self.legal_mask
         new.lead, new.step, new.pending_meld = self.lead, self.step, self.pending_meld
         new.trick_points, new.tricks_won = self.trick_points[:], self.tricks_won[:]
-        new.marriage_points, new.bonus_seat = self.marriage_points[:], self.bonus_seat
+        new.marriage_points, new.bonus_seat, new.totals = self.marriage_points[:], self.bonus_seat, self.totals[:]
         new.closed, new.closer, new.opp_tricks_at_close = self.closed, self.closer, self.opp_tricks_at_close
         new.closing_lead, new.played = self.closing_lead, self.played
         new.shown, new.absent = self.shown[:], self.absent[:]
@@ -287,6 +291,10 @@ class Core:
 
     def total(self, seat: int) -> int:
         """The seat's R9 total now: tricks, valid marriages and the last-trick bonus."""
+        return self.totals[seat]
+
+    def counted_total(self, seat: int) -> int:
+        """``total(seat)`` counted from the scores (what ``totals`` keeps up to date)."""
         points = self.trick_points[seat]
         if self.tricks_won[seat]:
             points += self.marriage_points[seat]
@@ -360,8 +368,13 @@ class Core:
             winner = leader
             if not stock:
                 self.absent[seat] |= SUIT_MASK[suit] | (SUIT_MASK[self.trump] if self.rules.must_trump_when_void else 0)
-        self.trick_points[winner] += CARD_POINTS[lead] + CARD_POINTS[c]
-        self.tricks_won[winner] += 1
+        points = CARD_POINTS[lead] + CARD_POINTS[c]
+        self.trick_points[winner] += points
+        tricks_won = self.tricks_won
+        if not tricks_won[winner]:  # the seat's first trick makes its marriages count (R9)
+            points += self.marriage_points[winner]
+        tricks_won[winner] += 1
+        self.totals[winner] += points
         if log is not None:
             log.append(("play", seat, c, winner))
         self.lead = -1
@@ -369,6 +382,7 @@ class Core:
         if not hands[winner]:
             if not self.closed:
                 self.bonus_seat = winner
+                self.totals[winner] += self.rules.last_trick_bonus
             self.phase = FINAL
         elif stock:
             rules = self.rules
@@ -401,6 +415,8 @@ class Core:
         seat = self.to_move
         value = 40 if suit == self.trump else 20
         self.marriage_points[seat] += value
+        if self.tricks_won[seat]:
+            self.totals[seat] += value
         self.shown[seat] |= (1 << (suit * 6 + KING)) | (1 << (suit * 6 + QUEEN))
         self.pending_meld = suit
         self.step = STEP_MELDED

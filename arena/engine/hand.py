@@ -145,13 +145,7 @@ class Hand:
 
     def total(self, seat: int) -> int:
         """The seat's R9 total now: tricks, valid marriages and the last-trick bonus."""
-        core = self._core  # core.total(seat) inlined, as in apply
-        points = core.trick_points[seat]
-        if core.tricks_won[seat]:
-            points += core.marriage_points[seat]
-        if core.bonus_seat == seat:
-            points += core.rules.last_trick_bonus
-        return points
+        return self._core.totals[seat]
 
     def view(self, seat: int) -> dict[str, Any]:
         """Everything ``seat`` may know now (docs/rules.md R15), as a JSON-ready dict."""

@@ -22,13 +22,16 @@ def _require(condition: bool, what: str, hand: Hand) -> None:
 
 
 def check_step(hand: Hand) -> None:
-    """Card conservation, at least two choices to move, equal hands and stock size at each lead."""
+    """Card conservation, totals kept right, at least two choices to move, equal hands and stock size at each lead."""
     v0, v1 = hand.view(0), hand.view(1)
     played = [e["card"] for e in v0["events"] if e["type"] == "play"]
     stock = [CARD_NAMES[c] for c in hand.core.stock]
     dead = [CARD_NAMES[c] for c in hand.core.dead]
     everything = v0["hand"] + v1["hand"] + played + stock + dead
     _require(sorted(everything) == sorted(CARD_NAMES), "card conservation", hand)
+    core = hand.core
+    _require(core.totals == [core.counted_total(0), core.counted_total(1)],
+             "the kept totals are the totals counted from the scores (R9)", hand)
     if hand.is_over:
         _require(hand.to_move is None and hand.legal_actions() == [], "a finished hand offers nothing", hand)
         return

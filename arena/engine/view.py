@@ -75,7 +75,7 @@ def hand_view(hand: Hand, seat: int) -> dict[str, Any]:
         ],
         "trick_points": list(core.trick_points),
         "tricks_won": list(tricks_won),
-        "totals": [core.total(0), core.total(1)],
+        "totals": core.totals[:],
         "events": [_event(event, seat) for event in log],
         "legal_actions": hand.legal_actions() if to_move == seat else [],
         "result": result.to_dict() if result is not None else None,
