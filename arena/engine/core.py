@@ -39,6 +39,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from enum import IntEnum
+from itertools import product
 from typing import Any
 
 from .cards import (
@@ -83,13 +84,16 @@ _EXCHANGE_BIT, _CLOSE_BIT, _DECLARE_BIT, _PASS_BIT = 1 << EXCHANGE, 1 << CLOSE, 
 _CLOSE_OR_DRAW = _CLOSE_BIT | 1 << DRAW
 _DEFAULT_RULES = Rules()
 
-_KINGS = sum(1 << (suit * 6 + KING) for suit in range(4))
 # The same bits shifted down by 24, for the lead's non-card actions.
 _EXCHANGE_SPECIAL, _CLOSE_SPECIAL, _DECLARE_SPECIAL = _EXCHANGE_BIT >> 24, _CLOSE_BIT >> 24, _DECLARE_BIT >> 24
-_MELDS_OF_KINGS: dict[int, int] = {
-    sum(1 << (suit * 6 + KING) for suit in range(4) if suits >> suit & 1): suits << (MELD - 24) for suits in range(16)
+_MARRIAGES = tuple(CARD_BIT[suit * 6 + KING] | CARD_BIT[suit * 6 + QUEEN] for suit in range(4))
+_KINGS_AND_QUEENS = sum(_MARRIAGES)
+_MELDS_OF_HAND: dict[int, int] = {
+    sum(held): sum(1 << (MELD - 24 + suit) for suit in range(4) if held[suit] == _MARRIAGES[suit])
+    for held in product(*((0, CARD_BIT[suit * 6 + KING], CARD_BIT[suit * 6 + QUEEN], _MARRIAGES[suit])
+                          for suit in range(4)))
 }
-"""The meld actions (bits of ``legal_mask >> 24``) of each set of kings whose queens are held."""
+"""The meld actions (bits of ``legal_mask >> 24``) of a hand, by the kings and queens in it."""
 
 Outcome = tuple[int | None, int, Reason]
 """A finished hand's (winner or None for a tie, game points, reason); ``hand_result`` adds
@@ -453,7 +457,7 @@ class Core:
     def _declare(self, a: int = DECLARE) -> None:
         seat = self.to_move
         opponent = 1 - seat
-        total = self.total(seat)
+        total = self.totals[seat]
         if self.log is not None:
             self.log.append(("declare", seat, total))
         if total >= 66:
@@ -471,12 +475,12 @@ class Core:
             self.log.append(("pass", self.to_move))
         if self.closed:
             closer = self.closer
-            if self.total(closer) >= 66 and not self.rules.closer_must_declare:
+            if self.totals[closer] >= 66 and not self.rules.closer_must_declare:
                 self._finish(closer, self.game_points_against(1 - closer), Reason.PLAYED_OUT)
             else:
                 self._finish(1 - closer, self._failed_close_points(), Reason.CLOSE_FAILED)
             return
-        t0, t1 = self.total(0), self.total(1)
+        t0, t1 = self.totals
         if t0 == t1:
             self._finish(None, 0, Reason.TIE)
         else:
@@ -489,7 +493,7 @@ class Core:
         """G(loser): 3 if trickless, 2 if under 33, else 1 (R13.0)."""
         if not self.tricks_won[loser]:
             return 3
-        total = self.total(loser)
+        total = self.totals[loser]
         if not self.rules.schneider_counts_marriages:
             total -= self.marriage_points[loser]
         return 2 if total < 33 else 1
@@ -532,12 +536,17 @@ class Core:
         while True:
             phase = self.phase
             if phase is FOLLOW:
-                if self.stock:  # Phase A: any card (R6.2)
-                    legal = self.hands[self.to_move]
-                else:
-                    legal = self._strict_follows()
+                legal = self.hands[self.to_move]  # Phase A: any card (R6.2)
+                if not self.stock:  # Phase B (R6.3): head, else follow suit, else trump, else anything
+                    lead = self.lead
+                    same = legal & SUIT_MASK[CARD_SUIT[lead]]
+                    rules = self.rules
+                    if same:
+                        legal = (same & BEATS_IN_SUIT[lead] or same) if rules.must_head else same
+                    elif rules.must_trump_when_void:
+                        legal = legal & SUIT_MASK[self.trump] or legal
             elif phase is LEAD:
-                if self.rules.auto_declare and self.total(self.to_move) >= 66:
+                if self.rules.auto_declare and self.totals[self.to_move] >= 66:
                     self._declare()
                     continue
                 legal = self._lead_actions()
@@ -545,13 +554,13 @@ class Core:
                 legal = _CLOSE_OR_DRAW
             elif phase is FINAL:
                 if self.rules.auto_declare:
-                    legal = _DECLARE_BIT if self.total(self.to_move) >= 66 else _PASS_BIT
+                    legal = _DECLARE_BIT if self.totals[self.to_move] >= 66 else _PASS_BIT
                 else:
                     legal = _DECLARE_BIT | _PASS_BIT if self._declare_offered() else _PASS_BIT
             else:
                 self.legal_mask = 0
                 return
-            if legal.bit_count() > 1:
+            if legal & (legal - 1):  # two actions or more
                 self.legal_mask = legal
                 return
             a = legal.bit_length() - 1
@@ -561,7 +570,7 @@ class Core:
         rules = self.rules
         if rules.auto_declare:
             return False
-        return not rules.reject_false_declaration or self.total(self.to_move) >= 66
+        return not rules.reject_false_declaration or self.totals[self.to_move] >= 66
 
     def _lead_actions(self) -> int:
         seat = self.to_move
@@ -589,10 +598,8 @@ class Core:
         else:
             may_meld = False
         if may_meld:
-            marriages = hand & hand >> 1 & _KINGS  # a king whose queen (the next card) is held
-            if marriages:
-                special |= _MELDS_OF_KINGS[marriages]
-        if not rules.auto_declare and (not rules.reject_false_declaration or self.total(seat) >= 66):
+            special |= _MELDS_OF_HAND[hand & _KINGS_AND_QUEENS]
+        if not rules.auto_declare and (not rules.reject_false_declaration or self.totals[seat] >= 66):
             special |= _DECLARE_SPECIAL
         return hand | special << 24 if special else hand
 
@@ -600,20 +607,6 @@ class Core:
         """A marriage was announced on this lead: play its king or queen, or declare."""
         legal = 3 << (self.pending_meld * 6 + KING)
         return legal | _DECLARE_BIT if self._declare_offered() else legal
-
-    def _strict_follows(self) -> int:
-        """Phase B follows (R6.3): head, else follow suit, else trump, else anything."""
-        hand = self.hands[self.to_move]
-        lead = self.lead
-        same = hand & SUIT_MASK[CARD_SUIT[lead]]
-        rules = self.rules
-        if same:
-            if rules.must_head:
-                return same & BEATS_IN_SUIT[lead] or same
-            return same
-        if rules.must_trump_when_void:
-            return hand & SUIT_MASK[self.trump] or hand
-        return hand
 
 
 _DO: tuple[Callable[[Core, int], None], ...] = (
