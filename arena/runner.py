@@ -433,16 +433,16 @@ class ResultSink:
     one unit), counts it in the report, and keeps track of withdrawn entrants."""
 
     def __init__(self, results: Results, stored: StoredTournament, report: RunReport,
-                 seats: dict[int, list[tuple[int, int]]], labels: tuple[str, ...]) -> None:
+                 pairs: dict[int, Pair], labels: tuple[str, ...]) -> None:
         self.results, self.report = results, report
-        self.seats, self.labels = seats, labels
+        self.pairs, self.labels = pairs, labels
         self.withdrawn = {e: entrant.withdrawn for e, entrant in enumerate(stored.entrants)
                           if entrant.withdrawn is not None}
         report.withdrawn = {labels[e]: why for e, why in self.withdrawn.items()}
 
     def record(self, pair: PairOutcome, attempts: int, *, withdraw: dict[int, str] | None = None) -> None:
         """Store one played pair, and withdraw entrants with it (if it raises, nothing changed)."""
-        self.results.record(pair, self.seats[pair.pair_index], attempts, withdraw or {})
+        self.results.record(pair, self.pairs[pair.pair_index], attempts, withdraw or {})
         self.report.pairs_played += 1
         self.report.faults += sum(len(o.faults) for o in pair.outcomes)
         for entrant, why in (withdraw or {}).items():
@@ -456,11 +456,11 @@ class ResultSink:
 
     def refused_entrants(self, task: PairTask) -> list[int]:
         """The pair's entrants already withdrawn (changed during the run)."""
-        return [e for e in self.seats[task.pair_index][0] if e in self.withdrawn]
+        return [e for e in self.pairs[task.pair_index].seats(0) if e in self.withdrawn]
 
     def refuse(self, task: PairTask, changed: tuple[ChangedBot, ...]) -> None:
         """Withdraw the pair's changed bots and store the pair void, naming them."""
-        entrants = self.seats[task.pair_index][0]
+        entrants = self.pairs[task.pair_index].seats(0)
         withdraw = {
             entrants[bot.slot]: (f"changed during the run (fingerprint {task.fingerprints[bot.slot][:12]} at the "
                                  f"start, {bot.fingerprint[:12]} at pair {task.pair_index}): its remaining pairs "
@@ -706,8 +706,7 @@ def play_tournament(
     if stored.finished:
         report.already_finished = True
         return report
-    seats = {p.index: [p.seats(0), p.seats(1)] for p in pairs}
-    sink = ResultSink(results, stored, report, seats, entrants.labels)
+    sink = ResultSink(results, stored, report, {p.index: p for p in pairs}, entrants.labels)
     todo = deque(_tasks(config, entrants, [p for p in pairs if p.index not in stored.done]))
     factory = _factory(config, executor_factory)
     bar = tqdm(total=2 * len(todo), unit="match", disable=(None if progress is None else not progress),

@@ -86,10 +86,9 @@ class Results(Protocol):
         """Store the runtime digests of a tournament from before they were kept."""
         ...
 
-    def record(self, pair: PairOutcome, seats: Sequence[tuple[int, int]], attempts: int,
-               withdraw: Mapping[int, str]) -> None:
-        """Store a played pair (``seats[half]``: the entrants in seat 0 and 1), rated, with the
-        entrants it withdraws, as one unit: if it raises, nothing of it is stored or rated."""
+    def record(self, pair: PairOutcome, scheduled: Pair, attempts: int, withdraw: Mapping[int, str]) -> None:
+        """Store a played pair (``scheduled`` says who sat where), rated, with the entrants it
+        withdraws, as one unit: if it raises, nothing of it is stored or rated."""
         ...
 
     def leader(self) -> int:

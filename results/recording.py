@@ -108,15 +108,15 @@ class Recording:
         """Store the digests of the project files the bots run."""
         self.store.record_runtime(self.tid, dict(runtime))
 
-    def record(self, pair: PairOutcome, seats: Sequence[tuple[int, int]], attempts: int,
-               withdraw: Mapping[int, str]) -> None:
+    def record(self, pair: PairOutcome, scheduled: Pair, attempts: int, withdraw: Mapping[int, str]) -> None:
         """Store a played pair with its rating snapshots and the entrants it withdraws, as one unit
         (StoreError, DiskFullError: then nothing changed, the ratings neither)."""
         index, trial = pair.pair_index, self.rater.copy()
         with self.store.transaction():
             for entrant, why in withdraw.items():
                 self.store.withdraw(self.tid, entrant, why)
-            self.store.record_pair(self.tid, index, pair.outcomes, seats, attempts=attempts)
+            self.store.record_pair(self.tid, index, pair.outcomes, [scheduled.seats(0), scheduled.seats(1)],
+                                   attempts=attempts)
             stored = stored_pair_results(self.store.matches(self.tid, index))
             self.store.record_snapshots(self.tid, trial.add(index, stored[index]))
         self._rater = trial

@@ -15,13 +15,13 @@ from tests.tournament.stores import BOTS
 
 pytestmark = pytest.mark.unit
 
-SEATS = {i: [(0, 1), (1, 0)] for i in range(3)}
+PAIRS = {i: Pair(i, 0, 1, i) for i in range(3)}
 
 
 def test_a_withdrawal_is_stored_with_its_refused_pair(tmp_path: Path) -> None:
     with Recording(tmp_path / "a.sqlite") as results:
-        stored = results.create("t", 1, {}, BOTS, [Pair(i, 0, 1, i) for i in range(3)], Deals.public(1), {})
-        sink = ResultSink(results, stored, RunReport(tmp_path, 3, 0), SEATS, ("x", "y"))
+        stored = results.create("t", 1, {}, BOTS, list(PAIRS.values()), Deals.public(1), {})
+        sink = ResultSink(results, stored, RunReport(tmp_path, 3, 0), PAIRS, ("x", "y"))
         task = PairTask(0, 0, ("/x", "/y"), ("x", "y"), MatchSettings(), str(tmp_path), ("f", "g"))
         sink.refuse(task, (ChangedBot(1, "0123456789abcdef"),))
         store, tid = results.store, results.tid
@@ -32,6 +32,6 @@ def test_a_withdrawal_is_stored_with_its_refused_pair(tmp_path: Path) -> None:
         assert sink.report.withdrawn["y"].startswith("changed during the run (fingerprint g at the start")
         assert sink.report.pairs_played == 1 and sink.report.faults == 2
     with Recording(tmp_path / "a.sqlite") as reopened:  # a resumed run refuses the withdrawn bot's pairs too
-        again = ResultSink(reopened, reopened.stored(), RunReport(tmp_path, 3, 1), SEATS, ("x", "y"))  # type: ignore[arg-type]
+        again = ResultSink(reopened, reopened.stored(), RunReport(tmp_path, 3, 1), PAIRS, ("x", "y"))  # type: ignore[arg-type]
         assert again.refused_entrants(PairTask(2, 2, ("/x", "/y"), ("x", "y"), MatchSettings(), "")) == [1]
         assert list(again.report.withdrawn) == ["y"]
