@@ -499,6 +499,16 @@ class Store:
 
     # ------------------------------------------------------------------ reads
 
+    @contextmanager
+    def read_transaction(self) -> Iterator[None]:
+        """Reads that see one state of the database: a pair another process stores meanwhile (a
+        running tournament, the ladder) shows up in all of them or in none."""
+        self.db.execute("BEGIN")
+        try:
+            yield
+        finally:
+            self.db.execute("ROLLBACK")
+
     def has_tournament(self) -> bool:
         """Whether a tournament was created in this store."""
         return self.db.execute("SELECT 1 FROM tournaments LIMIT 1").fetchone() is not None

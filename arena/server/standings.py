@@ -140,7 +140,7 @@ class BoardCache:
         path = ladder_path(self.folder)
         if not path.exists():  # the ladder has not started yet
             return _empty_board(db)
-        with Store(path, readonly=True, check_integrity=False) as store:
+        with Store(path, readonly=True, check_integrity=False) as store, store.read_transaction():
             if not store.has_tournament():  # the ladder is making its store right now
                 return _empty_board(db)
             bots = (tuple((b.name, b.disabled) for b in db.bots()),

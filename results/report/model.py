@@ -312,11 +312,8 @@ def load_report_data(store: Store, env: RatingEnv | None = None) -> ReportData:
     The reads share one read transaction, so a pair stored meanwhile by a running tournament
     shows up in all of the pages or in none of them.
     """
-    store.db.execute("BEGIN")
-    try:
+    with store.read_transaction():
         return _load(store, env or RatingEnv())
-    finally:
-        store.db.execute("ROLLBACK")
 
 
 def _load(store: Store, env: RatingEnv) -> ReportData:

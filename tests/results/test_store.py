@@ -57,6 +57,18 @@ def test_entrants_are_stored_as_entered_and_a_growing_tournament_adds_them_once(
                                        for number, bot in enumerate([*BOTS, newcomer])]
 
 
+def test_reads_in_a_read_transaction_see_one_state_while_a_writer_stores_a_pair(tmp_path: Path) -> None:
+    path = tmp_path / "a.sqlite"
+    with Store(path, create=True) as writer, Store(path, readonly=True) as reader:
+        tid = writer.create_tournament("t", 1, {}, BOTS, [Pair(0, 0, 1, 99), Pair(1, 0, 1, 98)])
+        writer.record_pair(tid, 0, [_outcome("p00000h0", 0), _outcome("p00000h1", 1)], [(0, 1), (1, 0)])
+        with reader.read_transaction():
+            before = len(reader.matches(tid))
+            writer.record_pair(tid, 1, [_outcome("p00001h0", 0), _outcome("p00001h1", 1)], [(0, 1), (1, 0)])
+            assert (before, reader.finished_pairs(tid)) == (2, {0})  # the pair stored meanwhile: in neither
+        assert (len(reader.matches(tid)), reader.finished_pairs(tid)) == (4, {0, 1})
+
+
 def test_each_decision_keeps_its_cpu_time_beside_its_wall_time(tmp_path: Path,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     import results.store as store_module
