@@ -7,9 +7,12 @@ milliseconds per hand of the whole process tree (arena and bots: unlike hands/s,
 moves when other work shares the machine), and the ratio of the two runs side by side. Then
 the medians. The two stored results are checked equal match by match.
 
-A run pays about three seconds that do not depend on its length (imports, eight sandboxed bot
-processes starting, the leaderboard): the default 300 pairs (about 2,500 hands) keep that a
-small part of the multiplexed run. ``--pairs 40`` shows how a short run fares.
+A run pays two to three seconds that do not depend on its length (imports, eight sandboxed
+bot processes starting, the last matches winding down, the leaderboard). The bench measures
+them with one run of a single pair per pairing in each mode and prints, besides the whole-run
+figures, the hands/s beyond them (hands over the run's seconds minus that fixed part). The
+default 300 pairs (about 2,500 hands) keep the fixed part under half of the multiplexed run;
+``--pairs 40`` shows how a short run fares.
 
     .venv/bin/python bench/tournament.py [--bots 3] [--pairs 100] [--games 16] [--runs 3] [--concurrency 2]
 """
@@ -33,19 +36,24 @@ MATCHES = "SELECT pair_index, half, winner_seat, score0, score1, hands FROM matc
 
 @dataclass(frozen=True)
 class Run:
-    """One ``arena run``: hands/s, CPU ms per hand, and its stored matches."""
+    """One ``arena run``: hands/s, CPU ms per hand, its stored matches and its seconds."""
 
     hands_per_s: float
     cpu_ms_per_hand: float
     matches: list[tuple[int, ...]]
     hands: int
+    seconds: float
+
+    def beyond(self, fixed_s: float) -> float:
+        """Hands/s over the seconds beyond ``fixed_s``."""
+        return self.hands / max(1e-9, self.seconds - fixed_s)
 
 
-def run(out: Path, games: int, args: argparse.Namespace) -> Run:
-    """One ``arena run`` with ``--max-games games``."""
+def run(out: Path, games: int, args: argparse.Namespace, pairs: int | None = None) -> Run:
+    """One ``arena run`` with ``--max-games games`` (and ``pairs`` per pairing, else ``--pairs``)."""
     labelled = [f"random{i}={ROOT / 'bots/random'}" for i in range(args.bots)]  # two entrants never share a label
     command = [sys.executable, "-m", "arena.cli", "run", "--bots", *labelled,
-               "--pairs", str(args.pairs), "--public-deals", "--seed", "5", "--concurrency", str(args.concurrency),
+               "--pairs", str(pairs or args.pairs), "--public-deals", "--seed", "5", "--concurrency", str(args.concurrency),
                "--max-games", str(games), "--out", str(out), "--quiet", "--allow-unvalidated",
                "--time-limit-ms", "5000"]
     before = _children_cpu()
@@ -56,7 +64,7 @@ def run(out: Path, games: int, args: argparse.Namespace) -> Run:
     with sqlite3.connect(out / "arena.sqlite") as con:
         matches = con.execute(MATCHES).fetchall()
     hands = sum(int(row[-1]) for row in matches)
-    return Run(hands / seconds, cpu / hands * 1000.0, matches, hands)
+    return Run(hands / seconds, cpu / hands * 1000.0, matches, hands, seconds)
 
 
 def _children_cpu() -> float:
@@ -76,6 +84,8 @@ def main() -> None:
     lock: list[Run] = []
     multi: list[Run] = []
     with tempfile.TemporaryDirectory(prefix="arena-bench-") as tmp:
+        fixed = (run(Path(tmp) / "lock-fixed", 1, args, pairs=1).seconds,
+                 run(Path(tmp) / "multi-fixed", args.games, args, pairs=1).seconds)
         for i in range(args.runs):
             lock.append(run(Path(tmp) / f"lock{i}", 1, args))
             multi.append(run(Path(tmp) / f"multi{i}", args.games, args))
@@ -92,6 +102,11 @@ def main() -> None:
           f"{med(r.cpu_ms_per_hand for r in multi):.2f} ms CPU/hand")
     print(f"ratio: {med(ratios):.2f}x median of the runs' ratios (range {min(ratios):.2f}-{max(ratios):.2f}x; "
           f"target >= 3x), concurrency {args.concurrency}, load {_load()}")
+    beyond = [m.beyond(fixed[1]) / lk.beyond(fixed[0]) for m, lk in zip(multi, lock)]
+    print(f"fixed part (one pair per pairing): lock-step {fixed[0]:.1f} s, multiplexed {fixed[1]:.1f} s; beyond it: "
+          f"lock-step {med(r.beyond(fixed[0]) for r in lock):.0f} hands/s, multiplexed "
+          f"{med(r.beyond(fixed[1]) for r in multi):.0f} hands/s, ratio {med(beyond):.2f}x "
+          f"(range {min(beyond):.2f}-{max(beyond):.2f}x)")
 
 
 def _load() -> str:
