@@ -68,6 +68,8 @@ ACTION_NAMES: tuple[str, ...] = (
     "declare", "close", "draw", *("meld " + suit for suit in SUITS), "exchange", "pass",
 )
 ACTION_INDEX: dict[str, int] = {name: a for a, name in enumerate(ACTION_NAMES)}
+ACTION_BITS: tuple[int, ...] = tuple(1 << a for a in range(len(ACTION_NAMES)))
+"""``1 << a`` by action: action ``a``'s bit in ``legal_mask``."""
 
 LEAD, FOLLOW, PRE_DRAW, FINAL, OVER = Phase
 
@@ -646,7 +648,7 @@ def _logged_events(view: dict[str, Any]) -> list[Event]:
 
 
 __all__ = [
-    "ACTION_INDEX", "ACTION_NAMES", "CLOSE", "DECLARE", "DRAW", "EXCHANGE", "FINAL", "FOLLOW", "LEAD",
+    "ACTION_BITS", "ACTION_INDEX", "ACTION_NAMES", "CLOSE", "DECLARE", "DRAW", "EXCHANGE", "FINAL", "FOLLOW", "LEAD",
     "MELD", "OVER", "PASS", "PRE_DRAW", "STEP_CLOSED", "STEP_EXCHANGED", "STEP_MELDED", "STEP_NONE",
     "SPECIAL_ACTIONS", "Core", "Event", "Phase",
 ]

@@ -12,7 +12,7 @@ import random
 from typing import Any
 
 from .cards import CARD_NAMES, HIGH_CARDS, LOW_CARDS, SUITS, parse_deck
-from .core import _DO, ACTION_INDEX, ACTION_NAMES, FOLLOW, SPECIAL_ACTIONS, Core, Phase
+from .core import _DO, ACTION_BITS, ACTION_INDEX, ACTION_NAMES, FOLLOW, SPECIAL_ACTIONS, Core, Phase
 from .errors import IllegalAction, MalformedAction
 from .result import HandResult
 from .rules import Rules
@@ -139,8 +139,9 @@ class Hand:
     def legal_actions(self) -> list[str]:
         """The legal actions of ``to_move`` in canonical order; [] when over."""
         m = self._core.legal_mask
-        if m >> 24:
-            return _SPECIAL_NAMES[m >> 24] + _LOW_PLAYS[m & 4095] + _HIGH_PLAYS[m >> 12 & 4095]
+        special = m >> 24
+        if special:
+            return _SPECIAL_NAMES[special] + _LOW_PLAYS[m & 4095] + _HIGH_PLAYS[m >> 12 & 4095]
         return _LOW_PLAYS[m & 4095] + _HIGH_PLAYS[m >> 12]
 
     def total(self, seat: int) -> int:
@@ -178,7 +179,7 @@ class Hand:
             a = ACTION_INDEX[action]
         except (KeyError, TypeError):
             raise self._illegal(action) from None
-        if not core.legal_mask >> a & 1:
+        if not core.legal_mask & ACTION_BITS[a]:
             raise self._illegal(action)
         self._actions.append(action)
         _DO[a](core, a)  # core.apply(a) inlined: one call less on the public API's hottest path
