@@ -12,36 +12,50 @@ from results.errors import StoreError
 
 Command = Callable[[argparse.Namespace], int]
 
-# The command groups: one module each under arena/commands, with register(subparsers). The
-# package's other modules are what the commands share: common.py (options) and run.py (the
-# runner wired to the results store, which the server's settle phase uses too).
-COMMAND_MODULES = (
-    "arena.commands.demo",
-    "arena.commands.match",
-    "arena.commands.validate",
-    "arena.commands.registry",
-    "arena.commands.newbot",
-    "arena.commands.report",
-    "arena.commands.tournament",
-    "arena.commands.server",
-    "arena.commands.deals",
-    "arena.commands.sprt",
-)
+# Each command and the module under arena/commands that registers it (register(subparsers));
+# a module may register several. The package's other modules are what the commands share:
+# common.py (options) and run.py (the runner wired to the results store, which the server's
+# settle phase uses too). ``arena COMMAND`` imports only COMMAND's module (importing them all
+# costs half a second of every run); help and unknown commands import them all, in this order.
+COMMANDS: dict[str, str] = {
+    "play-demo": "arena.commands.demo",
+    "match": "arena.commands.match",
+    "validate": "arena.commands.validate",
+    "submit": "arena.commands.registry",
+    "bots": "arena.commands.registry",
+    "new-bot": "arena.commands.newbot",
+    "report": "arena.commands.report",
+    "serve": "arena.commands.report",
+    "run": "arena.commands.tournament",
+    "resume": "arena.commands.tournament",
+    "leaderboard": "arena.commands.tournament",
+    "show": "arena.commands.tournament",
+    "verify": "arena.commands.tournament",
+    "server": "arena.commands.server",
+    "reveal": "arena.commands.deals",
+    "sprt": "arena.commands.sprt",
+}
+COMMAND_MODULES = tuple(dict.fromkeys(COMMANDS.values()))
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of every subcommand."""
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser of ``command`` alone when it is known, else of every subcommand."""
     parser = argparse.ArgumentParser(prog="arena", description="Sixty-Six Arena: a tournament harness for Sixty-Six bots.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in COMMAND_MODULES:
+    for name in (COMMANDS[command],) if command in COMMANDS else COMMAND_MODULES:
         importlib.import_module(name).register(sub)
     return parser
 
 
+def _command_in(argv: Sequence[str]) -> str | None:
+    """The subcommand ``argv`` names: its first word, unless that is an option (``--help``)."""
+    return argv[0] if argv and not argv[0].startswith("-") else None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``arena`` command; returns the exit status."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(_command_in(argv)).parse_args(argv)
     func: Command = args.func
     try:
         return func(args)

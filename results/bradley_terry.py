@@ -25,13 +25,11 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from .bt_defaults import DEFAULT_REPLICATES, DEFAULT_SEED, DEFAULT_TOP_K
 from .pairgames import PairGames
 
 ELO_PER_NAT = 400.0 / math.log(10.0)
 PRIOR = "1 win + 1 loss vs Elo 0"
-DEFAULT_REPLICATES = 1000
-DEFAULT_SEED = 1
-DEFAULT_TOP_K = 3
 _MAX_NEWTON_STEPS = 100
 _TOLERANCE = 1e-11  # largest Newton step (natural-log units, ~4e-9 Elo) at convergence
 _MAX_STEP = 4.0  # natural-log units per Newton step, against overshoot on extreme data

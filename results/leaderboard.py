@@ -12,7 +12,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .bradley_terry import DEFAULT_REPLICATES, DEFAULT_SEED, DEFAULT_TOP_K, PRIOR, BTFit, BTStanding, bradley_terry
+from .bradley_terry import PRIOR, BTFit, BTStanding, bradley_terry
+from .bt_defaults import DEFAULT_REPLICATES, DEFAULT_SEED, DEFAULT_TOP_K
 from .pairgames import pair_games, stored_result
 from .pairstats import PairStats, head_to_head
 from .ratings import RatingEnv, rate_in_schedule_order, stored_pair_results

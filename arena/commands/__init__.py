@@ -1,5 +1,5 @@
 """Subcommands of the ``arena`` command, one module per group, each with ``register(subparsers)``
-(listed in ``arena.cli.COMMAND_MODULES``), and what they share: ``common`` (options) and ``run``
+(``arena.cli.COMMANDS`` names each command's module), and what they share: ``common`` (options) and ``run``
 (the runner wired to the results store: ``arena run``, ``resume``, ``sprt`` and the server's
 settle phase play a tournament through it).
 

@@ -268,7 +268,7 @@ def _published_commitment(out: Path) -> str | None:
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the subcommands."""
-    from results.bradley_terry import DEFAULT_REPLICATES, DEFAULT_SEED, DEFAULT_TOP_K
+    from results.bt_defaults import DEFAULT_REPLICATES, DEFAULT_SEED, DEFAULT_TOP_K
 
     run = sub.add_parser("run", help="run a tournament (continues it if the output folder has one)")
     run.add_argument("file", nargs="?", help="tournament file (TOML); docs/tournaments.md lists the keys")
