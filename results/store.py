@@ -296,8 +296,10 @@ class Store:
         draft.unlink(missing_ok=True)
         db = sqlite3.connect(draft, isolation_level=None)
         try:
+            db.execute("BEGIN IMMEDIATE")  # one commit: a statement each would cost a disk sync each
             db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
             _apply_migrations(db, 0)
+            db.execute("COMMIT")
         except sqlite3.DatabaseError as exc:
             db.close()
             draft.unlink(missing_ok=True)
