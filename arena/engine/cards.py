@@ -9,6 +9,7 @@ the two-letter names (``"AH"``, ``"TC"``, ``"9S"``).
 from __future__ import annotations
 
 from collections import Counter
+from operator import itemgetter
 
 SUITS = "CDHS"
 RANKS = "ATKQJ9"
@@ -49,15 +50,19 @@ def canonical_deck() -> list[str]:
     return list(CARD_NAMES)
 
 
-def parse_deck(deck: object) -> list[int]:
+def parse_deck(deck: object) -> tuple[int, ...]:
     """Check a deck of 24 distinct card names and return their indices.
 
     Raises ValueError naming the problem (wrong length, unknown card, duplicate).
     """
+    indices: tuple[int, ...] = ()
     try:
-        indices = list(map(CARD_INDEX.__getitem__, deck))  # type: ignore[call-overload]
+        if isinstance(deck, (list, tuple)) and len(deck) == 24:
+            indices = itemgetter(*deck)(CARD_INDEX)  # the 24 look-ups in one call
+        else:
+            indices = tuple(map(CARD_INDEX.__getitem__, deck))  # type: ignore[call-overload]
     except (KeyError, TypeError):
-        indices = []
+        pass
     if len(indices) == 24 and len(set(indices)) == 24:
         return indices
     if not isinstance(deck, (list, tuple)):

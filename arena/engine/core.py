@@ -37,7 +37,7 @@ of; search states keep none.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from enum import IntEnum
 from itertools import product
 from typing import Any
@@ -150,7 +150,7 @@ class Core:
     # ----------------------------------------------------------------- construction
 
     @classmethod
-    def deal(cls, deck: list[int], dealer: int, rules: Rules | None = None, *, log: bool = False) -> Core:
+    def deal(cls, deck: Sequence[int], dealer: int, rules: Rules | None = None, *, log: bool = False) -> Core:
         """Deal ``deck`` (24 distinct card ints in order c0..c23) as docs/rules.md R3.2 says."""
         core = cls.__new__(cls)
         core.rules = rules if rules is not None else _DEFAULT_RULES
@@ -160,7 +160,7 @@ class Core:
         first = bit[d[0]] | bit[d[1]] | bit[d[2]] | bit[d[6]] | bit[d[7]] | bit[d[8]]  # the non-dealer's
         second = bit[d[3]] | bit[d[4]] | bit[d[5]] | bit[d[9]] | bit[d[10]] | bit[d[11]]
         core.hands = [second, first] if dealer == 0 else [first, second]
-        core.stock = [deck[12]] + deck[23:12:-1]  # pop() draws c13 first; the up-card c12 last
+        core.stock = [deck[12], *deck[23:12:-1]]  # pop() draws c13 first; the up-card c12 last
         core._reset(1 - dealer, log)
         core._settle()
         return core
