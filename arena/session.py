@@ -2,7 +2,9 @@
 
 ``start_session`` is the one way in: it starts the process, waits for the ``hello`` within
 the handshake limit and answers ``welcome`` or a typed ``reject``; any failure kills the
-process and leaves the session dead with the fault that killed it.
+process and leaves the session dead with the fault that killed it. Its two halves,
+``launch_session`` and ``greet``, let several processes start before their handshakes (each
+still gets its own limit, counted from its own start).
 
 Each session binds its own ROUTER on its own ``ipc://`` path, and exactly one connection to
 it is the bot's **link**: the one whose routing id is the one-time token and that sent the
@@ -34,7 +36,8 @@ import secrets
 import socket
 import struct
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -356,6 +359,36 @@ def start_session(
     index: int = 0,
 ) -> BotSession:
     """Start ``manifest``'s bot and shake hands; a failed start gives a dead session with its fault."""
+    launch = launch_session(manifest, ctx, socket_dir=socket_dir, run_dir=run_dir, handshake_s=handshake_s,
+                            max_games=max_games, limits=limits, sandbox=sandbox, name=name, index=index)
+    greet([launch], rules=rules)
+    return launch.session
+
+
+@dataclass(frozen=True, slots=True)
+class Launch:
+    """A bot process started, its hello not yet awaited: ``greet`` it before ``deadline``."""
+
+    session: BotSession
+    deadline: float  # time.monotonic() by which the hello must have come
+    max_games: int  # the most games the arena grants it
+
+
+def launch_session(
+    manifest: Manifest,
+    ctx: zmq.Context[Any],
+    *,
+    socket_dir: Path,
+    run_dir: Path,
+    handshake_s: float,
+    max_games: int = 1,
+    limits: Limits | None = None,
+    sandbox: SandboxMode | str = SandboxMode.AUTO,
+    name: str | None = None,
+    index: int = 0,
+) -> Launch:
+    """Start ``manifest``'s bot without waiting for its hello (so several can start at once);
+    its handshake limit counts from now. A failed start gives a dead session with its fault."""
     endpoint = f"ipc://{make_link_folder(socket_dir, str(index))}/link.sock"  # one folder per bot
     session = BotSession(name or manifest.name, manifest, ctx, endpoint)
     try:
@@ -363,36 +396,50 @@ def start_session(
                                     limits=limits, sandbox=sandbox)
     except ArenaError as exc:  # the sandbox could not be set up: our side, not the bot's
         session.fail(FaultKind.HARNESS, f"could not start the bot: {exc}")
-        return session
-    _handshake(session, time.monotonic() + handshake_s, max_games, rules or {})
-    return session
+    return Launch(session, time.monotonic() + handshake_s, max_games)
 
 
-def _handshake(session: BotSession, deadline: float, max_games: int, rules: dict[str, Any]) -> None:
+def greet(launches: Sequence[Launch], *, rules: dict[str, Any] | None = None) -> None:
+    """Shake hands with every launched bot at once, each within its own deadline: welcome or
+    reject its hello; a bot that says none in time, exits or floods its link dies with that fault."""
+    waiting = [launch for launch in launches if launch.session.state is SessionState.STARTING]
     poller = zmq.Poller()
-    poller.register(session.socket, zmq.POLLIN)
-    poller.register(session.monitor, zmq.POLLIN)
-    while True:
+    for launch in waiting:
+        poller.register(launch.session.socket, zmq.POLLIN)
+        poller.register(launch.session.monitor, zmq.POLLIN)
+    while waiting:
         now = time.monotonic()
-        if now >= deadline:
-            session.fail(FaultKind.TIMEOUT, "no hello within the handshake limit")
+        for launch in [launch for launch in waiting if now >= launch.deadline]:
+            launch.session.fail(FaultKind.TIMEOUT, "no hello within the handshake limit")
+        waiting = [launch for launch in waiting if launch.session.state is SessionState.STARTING]
+        if not waiting:
             return
-        ready = dict(poller.poll(math.ceil(min(50.0, (deadline - now) * 1000.0))))
-        if not ready:
-            if session.exited():
-                session.fail(FaultKind.CRASH, f"exited before the handshake ({session.exit_description()})")
-                return
-            continue
-        if session.monitor in ready:
-            session.link_lost()
-            if session.own_connections > MAX_OWN_CONNECTIONS:
-                session.fail(FaultKind.PROTOCOL, f"opened more than {MAX_OWN_CONNECTIONS} connections to its "
-                                                 "endpoint before its hello (the protocol allows one)")
-                return
-        if session.socket not in ready:
-            continue
+        soonest = min(launch.deadline for launch in waiting)
+        ready = dict(poller.poll(math.ceil(min(50.0, (soonest - now) * 1000.0))))
+        for launch in waiting:
+            _handshake_step(launch, ready, rules or {})
+            if launch.session.state is not SessionState.STARTING:
+                poller.unregister(launch.session.socket)
+                poller.unregister(launch.session.monitor)
+        waiting = [launch for launch in waiting if launch.session.state is SessionState.STARTING]
+
+
+def _handshake_step(launch: Launch, ready: dict[Any, int], rules: dict[str, Any]) -> None:
+    """One bot's part of a ``greet`` poll: its connection events, then its hello if one came."""
+    session = launch.session
+    if session.socket not in ready and session.monitor not in ready:
+        if session.exited():
+            session.fail(FaultKind.CRASH, f"exited before the handshake ({session.exit_description()})")
+        return
+    if session.monitor in ready:
+        session.link_lost()
+        if session.own_connections > MAX_OWN_CONNECTIONS:
+            session.fail(FaultKind.PROTOCOL, f"opened more than {MAX_OWN_CONNECTIONS} connections to its "
+                                             "endpoint before its hello (the protocol allows one)")
+            return
+    if session.socket in ready:
         for frame in session._messages(RECEIVE_BATCH, copy=False):
-            _answer_hello(session, frame, max_games, rules)
+            _answer_hello(session, frame, launch.max_games, rules)
             return
 
 

@@ -1,0 +1,79 @@
+"""The new processes a match needs start together, and each still answers for itself alone.
+
+``SessionPool.prepare`` launches both seats' processes before either handshake and greets them
+in one poll loop; every bot keeps its own handshake deadline, a bot that fails its handshake is
+the session its seat gets (no replacement is started behind its back), and the other seat's
+bot is welcomed as if it had started alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import arena.matchplay
+import arena.session
+from arena.botproc import load_manifest
+from arena.clock import TimeControl
+from arena.engine.records import FaultKind
+from arena.matchplay import MatchSettings, SessionPool
+from arena.session import Launch, SessionState
+
+pytestmark = pytest.mark.integration
+
+REPO = Path(__file__).resolve().parents[2]
+RANDOM = load_manifest(REPO / "bots" / "random")
+SLOWHELLO = load_manifest(REPO / "bots" / "faulty" / "slowhello")
+
+
+@pytest.fixture
+def greeted(monkeypatch: pytest.MonkeyPatch) -> list[list[tuple[SessionState, bool]]]:
+    """For each ``greet`` call of the pool: its launches' states and whether each has a process
+    (a call without launches is left out)."""
+    calls: list[list[tuple[SessionState, bool]]] = []
+    real = arena.session.greet
+
+    def spy(launches: Sequence[Launch], **kwargs: Any) -> None:
+        if launches:
+            calls.append([(launch.session.state, launch.session.process is not None) for launch in launches])
+        real(launches, **kwargs)
+
+    monkeypatch.setattr(arena.matchplay, "greet", spy)
+    return calls
+
+
+def test_both_seats_start_before_either_handshake(tmp_path: Path, greeted: list[list[tuple[SessionState, bool]]]) -> None:
+    with SessionPool(tmp_path, MatchSettings(max_games=4)) as pool:
+        pool.prepare((RANDOM, RANDOM), "pair-0")
+        assert greeted == [[(SessionState.STARTING, True), (SessionState.STARTING, True)]]
+        first = pool.acquire(RANDOM, "pair-0")
+        second = pool.acquire(RANDOM, "pair-0", exclude=(first,))
+        assert first is not second and first.alive and second.alive
+        assert first.max_games == second.max_games == 4
+        # room on both: the next match of another pair starts nothing
+        pool.prepare((RANDOM, RANDOM), "pair-1")
+        assert len(greeted) == 1 and pool.acquire(RANDOM, "pair-1") in (first, second)
+
+
+def test_a_bot_silent_at_its_handshake_costs_only_itself(tmp_path: Path,
+                                                          greeted: list[list[tuple[SessionState, bool]]]) -> None:
+    settings = MatchSettings(time_control=TimeControl(handshake_ms=1500))
+    with SessionPool(tmp_path, settings) as pool:
+        pool.prepare((SLOWHELLO, RANDOM), "pair-0")
+        assert len(greeted) == 1 and len(greeted[0]) == 2
+        silent = pool.acquire(SLOWHELLO, "pair-0")
+        good = pool.acquire(RANDOM, "pair-0", exclude=(silent,))
+        assert silent.state is SessionState.DEAD and silent.death is not None
+        assert silent.death.kind is FaultKind.TIMEOUT and "handshake" in silent.death.detail
+        assert good.alive and good.death is None
+        assert len(greeted) == 1  # the dead session is the one its seat gets: no second process started
+
+
+def test_a_match_starts_its_two_processes_together(tmp_path: Path, greeted: list[list[tuple[SessionState, bool]]]) -> None:
+    with SessionPool(tmp_path, MatchSettings()) as pool:
+        outcome = arena.matchplay.play_match(pool, (RANDOM, RANDOM), "together", 7, pair_key="pair-0")
+    assert not outcome.faults and not outcome.void
+    assert greeted == [[(SessionState.STARTING, True), (SessionState.STARTING, True)]]
