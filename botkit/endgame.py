@@ -10,8 +10,9 @@ tricks can only grow, so playing on can never score more.
 
 from __future__ import annotations
 
-from .cards import CARD_POINTS, CARD_SUIT, KING, QUEEN, SUIT_MASK, cards_of
+from .cards import CARD_POINTS, CARD_SUIT, KING, QUEEN, cards_of
 from arena.engine.core import DECLARE, FOLLOW, LEAD, MELD, STEP_NONE, Core
+from arena.engine.scoring import closer_opponent_out_points, failed_close_points, game_points_against, strict_follows
 
 
 _INF = 99
@@ -32,37 +33,20 @@ class _PhaseB:
         self.rules = rules
         self.table: dict[tuple[int, ...], tuple[int, int]] = {}
         self.nodes = 0
-        option = rules.closer_opponent_out_points
-        self.coo = (3 if self.otc == 0 else 2) if option == "2or3_at_close" else (2 if option == "flat2" else 3)
+        self.coo = closer_opponent_out_points(rules, self.otc)
         self.melds = rules.marriages_in_phase_b
         self.meld_first = rules.marriage_on_first_lead
 
     # ------------------------------------------------------------------ scoring
 
-    def _g(self, total: int, tw: int, mp: int) -> int:
-        """G(loser) from its R9 total, tricks and marriage points (R13.0)."""
-        if not tw:
-            return 3
-        if not self.rules.schneider_counts_marriages:
-            total -= mp
-        return 2 if total < 33 else 1
-
     def _declared(self, m: int, tp: tuple[int, int], tw: tuple[int, int], mp: tuple[int, int]) -> int:
         """Value for root when ``m`` declares correctly."""
         o = 1 - m
         if not self.closed or m == self.closer:
-            v = self._g(tp[o] + (mp[o] if tw[o] else 0), tw[o], mp[o])
+            v = game_points_against(self.rules, tp[o] + (mp[o] if tw[o] else 0), tw[o], mp[o])
         else:
             v = self.coo
         return v if m == self.root else -v
-
-    def _failed(self, tw: tuple[int, int]) -> int:
-        option = self.rules.failed_close_points
-        if option == "2or3_at_close":
-            return 3 if self.otc == 0 else 2
-        if option == "2or3_at_end":
-            return 3 if tw[1 - self.closer] == 0 else 2
-        return 3 if option == "flat3" else 2
 
     def _final(self, w: int, tp: tuple[int, int], tw: tuple[int, int], mp: tuple[int, int]) -> int:
         """Value for root after the last trick, won by ``w``, who then declares or passes."""
@@ -72,16 +56,16 @@ class _PhaseB:
         if self.closed:
             c = self.closer
             if totals[c] >= 66 and not rules.closer_must_declare:
-                v = self._g(totals[1 - c], tw[1 - c], mp[1 - c])
+                v = game_points_against(rules, totals[1 - c], tw[1 - c], mp[1 - c])
                 passed = v if c == self.root else -v
             else:
-                p = self._failed(tw)
+                p = failed_close_points(rules, self.otc, tw[1 - c])
                 passed = p if 1 - c == self.root else -p
         elif totals[0] == totals[1]:
             passed = 0
         else:
             hi = 0 if totals[0] > totals[1] else 1
-            v = self._g(totals[1 - hi], tw[1 - hi], mp[1 - hi])
+            v = game_points_against(rules, totals[1 - hi], tw[1 - hi], mp[1 - hi])
             passed = v if hi == self.root else -v
         if totals[w] < 66:
             return passed
@@ -121,16 +105,7 @@ class _PhaseB:
             moves = sorted(cards_of(hand), key=_lead_order)
         else:
             suit = CARD_SUIT[lead]
-            same = hand & SUIT_MASK[suit]
-            trump_mask = SUIT_MASK[self.trump]
-            if same:
-                higher = same & ((1 << lead) - 1) if self.rules.must_head else 0
-                legal = higher or same
-            elif self.rules.must_trump_when_void and hand & trump_mask:
-                legal = hand & trump_mask
-            else:
-                legal = hand
-            moves = _follow_order(legal, lead, self.trump)
+            moves = _follow_order(strict_follows(self.rules, hand, lead, self.trump), lead, self.trump)
             leader = 1 - mover
             points_lead = CARD_POINTS[lead]
         for c in moves:

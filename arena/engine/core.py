@@ -48,6 +48,9 @@ from .cards import (
 )
 from .result import HandResult, Reason
 from .rules import Rules
+from .scoring import (
+    closer_opponent_out_points, failed_close_points, false_declaration_points, game_points_against, strict_follows,
+)
 
 
 class Phase(IntEnum):
@@ -466,11 +469,13 @@ class Core:
             if not self.closed or seat == self.closer:
                 self._finish(seat, self.game_points_against(opponent), Reason.DECLARED)
             else:
-                self._finish(seat, self._closer_opponent_out_points(), Reason.CLOSER_OPPONENT_OUT)
+                points = closer_opponent_out_points(self.rules, self.opp_tricks_at_close)
+                self._finish(seat, points, Reason.CLOSER_OPPONENT_OUT)
         elif seat == self.closer:
             self._finish(opponent, self._failed_close_points(), Reason.FALSE_DECLARATION)
         else:
-            self._finish(opponent, self._false_declaration_points(opponent), Reason.FALSE_DECLARATION)
+            points = false_declaration_points(self.rules, self.tricks_won[opponent])
+            self._finish(opponent, points, Reason.FALSE_DECLARATION)
 
     def _pass(self, a: int) -> None:
         if self.log is not None:
@@ -493,31 +498,11 @@ class Core:
 
     def game_points_against(self, loser: int) -> int:
         """G(loser): 3 if trickless, 2 if under 33, else 1 (R13.0)."""
-        if not self.tricks_won[loser]:
-            return 3
-        total = self.totals[loser]
-        if not self.rules.schneider_counts_marriages:
-            total -= self.marriage_points[loser]
-        return 2 if total < 33 else 1
-
-    def _closer_opponent_out_points(self) -> int:
-        option = self.rules.closer_opponent_out_points
-        if option == "2or3_at_close":
-            return 3 if self.opp_tricks_at_close == 0 else 2
-        return 2 if option == "flat2" else 3
+        tricks_won, marriage_points = self.tricks_won[loser], self.marriage_points[loser]
+        return game_points_against(self.rules, self.totals[loser], tricks_won, marriage_points)
 
     def _failed_close_points(self) -> int:
-        option = self.rules.failed_close_points
-        if option == "2or3_at_close":
-            return 3 if self.opp_tricks_at_close == 0 else 2
-        if option == "2or3_at_end":
-            return 3 if self.tricks_won[1 - self.closer] == 0 else 2
-        return 3 if option == "flat3" else 2
-
-    def _false_declaration_points(self, opponent: int) -> int:
-        if self.rules.false_declaration_points == "flat2":
-            return 2
-        return 3 if self.tricks_won[opponent] == 0 else 2
+        return failed_close_points(self.rules, self.opp_tricks_at_close, self.tricks_won[1 - self.closer])
 
     def _finish(self, winner: int | None, game_points: int, reason: Reason) -> None:
         self.result = (winner, game_points, reason)
@@ -539,14 +524,8 @@ class Core:
             phase = self.phase
             if phase is FOLLOW:
                 legal = self.hands[self.to_move]  # Phase A: any card (R6.2)
-                if not self.stock:  # Phase B (R6.3): head, else follow suit, else trump, else anything
-                    lead = self.lead
-                    same = legal & SUIT_MASK[CARD_SUIT[lead]]
-                    rules = self.rules
-                    if same:
-                        legal = (same & BEATS_IN_SUIT[lead] or same) if rules.must_head else same
-                    elif rules.must_trump_when_void:
-                        legal = legal & SUIT_MASK[self.trump] or legal
+                if not self.stock:  # Phase B (R6.3)
+                    legal = strict_follows(self.rules, legal, self.lead, self.trump)
             elif phase is LEAD:
                 if self.rules.auto_declare and self.totals[self.to_move] >= 66:
                     self._declare()

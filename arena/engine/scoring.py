@@ -1,0 +1,67 @@
+"""The game points of a finished hand (docs/rules.md R13) and the strict follow rule (R6.3).
+
+Each rule is written once, here, on plain ints and card bitmasks: the rules core (``Core``)
+scores and lists its follows with these functions, and so does search that keeps its own
+state on bitmasks (``botkit/endgame.py``).
+"""
+
+from __future__ import annotations
+
+from .cards import BEATS_IN_SUIT, CARD_SUIT, SUIT_MASK
+from .rules import Rules
+
+
+def game_points_against(rules: Rules, total: int, tricks: int, marriage_points: int) -> int:
+    """G(loser): 3 if trickless, 2 if under 33, else 1 (R13.0), from the loser's R9 ``total``,
+    its ``tricks`` won and its ``marriage_points`` (left out of the 33 unless
+    ``schneider_counts_marriages``)."""
+    if not tricks:
+        return 3
+    if not rules.schneider_counts_marriages:
+        total -= marriage_points
+    return 2 if total < 33 else 1
+
+
+def closer_opponent_out_points(rules: Rules, opp_tricks_at_close: int) -> int:
+    """What the closer's opponent wins by going out first in a closed hand (R13.1 b), given the
+    tricks it had won when the stock was closed."""
+    option = rules.closer_opponent_out_points
+    if option == "2or3_at_close":
+        return 3 if opp_tricks_at_close == 0 else 2
+    return 2 if option == "flat2" else 3
+
+
+def failed_close_points(rules: Rules, opp_tricks_at_close: int, opp_tricks: int) -> int:
+    """What the closer's opponent wins when the close fails (R13.2 a, R13.3 a), given its tricks at the
+    close and now."""
+    option = rules.failed_close_points
+    if option == "2or3_at_close":
+        return 3 if opp_tricks_at_close == 0 else 2
+    if option == "2or3_at_end":
+        return 3 if opp_tricks == 0 else 2
+    return 3 if option == "flat3" else 2
+
+
+def false_declaration_points(rules: Rules, opponent_tricks: int) -> int:
+    """What the opponent of a false declarer (not the closer) wins (R13.2 b), given its tricks."""
+    if rules.false_declaration_points == "flat2":
+        return 2
+    return 3 if opponent_tricks == 0 else 2
+
+
+def strict_follows(rules: Rules, hand: int, lead: int, trump: int) -> int:
+    """The legal follows to ``lead`` from ``hand`` (a card bitmask) once the stock is closed or
+    exhausted (R6.3): a higher card of the suit, else the suit, else a trump, else anything
+    (``must_head`` and ``must_trump_when_void`` switch the first and third off)."""
+    same = hand & SUIT_MASK[CARD_SUIT[lead]]
+    if same:
+        return (same & BEATS_IN_SUIT[lead] or same) if rules.must_head else same
+    if rules.must_trump_when_void:
+        return hand & SUIT_MASK[trump] or hand
+    return hand
+
+
+__all__ = [
+    "closer_opponent_out_points", "failed_close_points", "false_declaration_points", "game_points_against",
+    "strict_follows",
+]
