@@ -409,19 +409,27 @@ def greet(launches: Sequence[Launch], *, rules: dict[str, Any] | None = None) ->
         poller.register(launch.session.monitor, zmq.POLLIN)
     while waiting:
         now = time.monotonic()
-        for launch in [launch for launch in waiting if now >= launch.deadline]:
-            launch.session.fail(FaultKind.TIMEOUT, "no hello within the handshake limit")
-        waiting = [launch for launch in waiting if launch.session.state is SessionState.STARTING]
+        for launch in waiting:
+            if now >= launch.deadline:
+                launch.session.fail(FaultKind.TIMEOUT, "no hello within the handshake limit")
+        waiting = _still_starting(waiting, poller)
         if not waiting:
             return
         soonest = min(launch.deadline for launch in waiting)
         ready = dict(poller.poll(math.ceil(min(50.0, (soonest - now) * 1000.0))))
         for launch in waiting:
             _handshake_step(launch, ready, rules or {})
-            if launch.session.state is not SessionState.STARTING:
-                poller.unregister(launch.session.socket)
-                poller.unregister(launch.session.monitor)
-        waiting = [launch for launch in waiting if launch.session.state is SessionState.STARTING]
+        waiting = _still_starting(waiting, poller)
+
+
+def _still_starting(launches: list[Launch], poller: zmq.Poller) -> list[Launch]:
+    """The launches still awaiting their hello; the others' sockets leave the poller (a dead
+    bot's pending events would wake every poll)."""
+    for launch in launches:
+        if launch.session.state is not SessionState.STARTING:
+            poller.unregister(launch.session.socket)
+            poller.unregister(launch.session.monitor)
+    return [launch for launch in launches if launch.session.state is SessionState.STARTING]
 
 
 def _handshake_step(launch: Launch, ready: dict[Any, int], rules: dict[str, Any]) -> None:
