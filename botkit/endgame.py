@@ -10,9 +10,10 @@ tricks can only grow, so playing on can never score more.
 
 from __future__ import annotations
 
-from .cards import CARD_POINTS, CARD_SUIT, KING, QUEEN, cards_of
+from .cards import CARD_POINTS, KING, QUEEN, cards_of
 from arena.engine.core import DECLARE, FOLLOW, LEAD, MELD, STEP_NONE, Core
-from arena.engine.scoring import closer_opponent_out_points, failed_close_points, game_points_against, strict_follows
+from arena.engine.scoring import closer_opponent_out_points, failed_close_points, game_points_against, marriage_value
+from arena.engine.tricks import WINNING_FOLLOWS, strict_follows
 
 
 _INF = 99
@@ -26,6 +27,7 @@ class _PhaseB:
         rules = g.rules
         self.root = root
         self.trump = g.trump
+        self.winning = WINNING_FOLLOWS[g.trump]
         self.closed = g.closed
         self.closer = g.closer
         self.otc = g.opp_tricks_at_close
@@ -104,8 +106,8 @@ class _PhaseB:
                 return self._declared(mover, (tp0, tp1), (tw0, tw1), (mp0, mp1))
             moves = sorted(cards_of(hand), key=_lead_order)
         else:
-            suit = CARD_SUIT[lead]
-            moves = _follow_order(strict_follows(self.rules, hand, lead, self.trump), lead, self.trump)
+            winning = self.winning[lead]
+            moves = _follow_order(strict_follows(self.rules, hand, lead, self.trump), winning)
             leader = 1 - mover
             points_lead = CARD_POINTS[lead]
         for c in moves:
@@ -114,10 +116,7 @@ class _PhaseB:
             if lead < 0:
                 v = self.search(n0, n1, 1 - mover, c, tp0, tp1, tw0, tw1, mp0, mp1, alpha, beta)
             else:  # the follow ends the trick
-                if CARD_SUIT[c] == suit:
-                    w = mover if c < lead else leader
-                else:
-                    w = mover if CARD_SUIT[c] == self.trump else leader
+                w = mover if winning >> c & 1 else leader
                 pts = points_lead + CARD_POINTS[c]
                 if w == 0:
                     ntp0, ntp1, ntw0, ntw1 = tp0 + pts, tp1, tw0 + 1, tw1
@@ -156,7 +155,7 @@ class _PhaseB:
         for s in range(4):
             if (hand >> (s * 6 + KING)) & 3 != 3:
                 continue
-            value = 40 if s == self.trump else 20
+            value = marriage_value(s, self.trump)
             n_mp0, n_mp1 = (mp0 + value, mp1) if mover == 0 else (mp0, mp1 + value)
             tp, tw = (tp0, tp1), (tw0, tw1)
             if tw[mover] and tp[mover] + (n_mp0 if mover == 0 else n_mp1) >= 66:
@@ -177,14 +176,12 @@ def _lead_order(c: int) -> int:
     return c % 6
 
 
-def _follow_order(legal: int, lead: int, trump: int) -> list[int]:
-    """Cards that win cheaply first, then the cheapest losers."""
+def _follow_order(legal: int, winning: int) -> list[int]:
+    """Cards that win cheaply first (``winning``: the follows that win), then the cheapest losers."""
     cards = cards_of(legal)
-    suit = CARD_SUIT[lead]
 
     def key(c: int) -> tuple[int, int]:
-        wins = c < lead if CARD_SUIT[c] == suit else CARD_SUIT[c] == trump
-        return (0, -c) if wins else (1, CARD_POINTS[c])
+        return (0, -c) if winning >> c & 1 else (1, CARD_POINTS[c])
 
     return sorted(cards, key=key)
 

@@ -17,8 +17,9 @@ from typing import Any
 
 from arena.engine import Rules
 from arena.engine.core import FINAL, FOLLOW, LEAD, MELD, PRE_DRAW, STEP_MELDED, Core
+from arena.engine.tricks import revealed_by_follow
 
-from .cards import ALL, CARD_INDEX, CARD_SUIT, SUIT_MASK, SUITS, cards_of
+from .cards import ALL, CARD_INDEX, SUITS, cards_of
 
 _PHASES = {"lead": LEAD, "follow": FOLLOW, "pre_draw": PRE_DRAW, "final": FINAL}
 
@@ -180,15 +181,7 @@ def inferred_absent(view: dict[str, Any], rules: Rules, dead_up: int = -1) -> tu
     for leader, lead, follow, strict in strict_tricks(view):
         if not strict:
             continue
-        follower = 1 - leader
-        suit = CARD_SUIT[lead]
-        if CARD_SUIT[follow] == suit:
-            if rules.must_head and follow > lead:  # followed lower: holds nothing higher
-                absent[follower] |= SUIT_MASK[suit] & ((1 << lead) - 1)
-        else:
-            absent[follower] |= SUIT_MASK[suit]
-            if rules.must_trump_when_void and CARD_SUIT[follow] != trump:
-                absent[follower] |= SUIT_MASK[trump]
+        absent[1 - leader] |= revealed_by_follow(rules, lead, follow, trump)
     if view["closed"] and dead_up >= 0:
         absent[0] |= 1 << dead_up
         absent[1] |= 1 << dead_up

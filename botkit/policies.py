@@ -25,6 +25,8 @@ failures to head in Phase B) and:
 from __future__ import annotations
 
 from arena.engine.core import CLOSE, DECLARE, DRAW, EXCHANGE, FINAL, FOLLOW, MELD, PASS, PRE_DRAW
+from arena.engine.scoring import marriage_value
+from arena.engine.tricks import WINNING_FOLLOWS
 
 from .cards import ACE, CARD_POINTS, CARD_SUIT, KING, NINE, QUEEN, SUIT_MASK, TEN, cards_of
 from .knowledge import Situation, meld_suits
@@ -47,9 +49,7 @@ WEIGHTS: dict[str, float] = {
 
 def beats(lead: int, c: int, trump: int) -> bool:
     """Whether the follower's card ``c`` wins the trick against ``lead`` (R6.4)."""
-    if CARD_SUIT[c] == CARD_SUIT[lead]:
-        return c < lead
-    return CARD_SUIT[c] == trump
+    return WINNING_FOLLOWS[trump][lead] >> c & 1 == 1
 
 
 _KINGS = sum(1 << (s * 6 + KING) for s in range(4))
@@ -156,7 +156,7 @@ def closing_is_safe(sit: Situation) -> bool:
     total = sit.tp[me] + sit.mp[me] + sure
     if sit.rules.marriage_on_closing_lead and (sit.tw[me] or sit.rules.marriage_on_first_lead):
         kings = [s for s in range(4) if (partners(sit.mine) >> (s * 6 + KING)) & 1]
-        bonus = [40 if s == sit.trump else 20 for s in kings if masters(sit, s)[:1] == [s * 6 + KING]]
+        bonus = [marriage_value(s, sit.trump) for s in kings if masters(sit, s)[:1] == [s * 6 + KING]]
         total += max(bonus, default=0)
     return total >= 66 - WEIGHTS["close_slack"]
 
@@ -285,7 +285,7 @@ def expert(sit: Situation, legal: list[int]) -> int:
     melds = meld_suits(legal)
     if melds:
         suit = best_meld(sit, melds)
-        value = 40 if suit == sit.trump else 20
+        value = marriage_value(suit, sit.trump)
         if sit.tw[me] and sit.total(me) + value >= 66:
             return MELD + suit  # then declare
     if CLOSE in legal and closing_is_safe(sit):

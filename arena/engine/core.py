@@ -43,14 +43,14 @@ from itertools import product
 from typing import Any
 
 from .cards import (
-    BEATS_IN_SUIT, CARD_BIT, CARD_INDEX, CARD_NAMES, CARD_POINTS, CARD_SUIT, HIGH_CARDS, KING, LOW_CARDS, NINE, QUEEN,
-    SUIT_MASK, SUITS, cards_of,
+    CARD_BIT, CARD_INDEX, CARD_NAMES, CARD_POINTS, CARD_SUIT, HIGH_CARDS, KING, LOW_CARDS, NINE, QUEEN, SUITS, cards_of,
 )
 from .result import HandResult, Reason
 from .rules import Rules
 from .scoring import (
-    closer_opponent_out_points, failed_close_points, false_declaration_points, game_points_against, strict_follows,
+    closer_opponent_out_points, failed_close_points, false_declaration_points, game_points_against, marriage_value,
 )
+from .tricks import WINNING_FOLLOWS, revealed_by_follow, strict_follows
 
 
 class Phase(IntEnum):
@@ -359,24 +359,10 @@ class Core:
             return
         # Follow: resolve the trick (R6.4, R6.5); a strict follow shows what the seat lacks.
         lead = self.lead
-        leader = 1 - seat
-        suit = CARD_SUIT[lead]
+        winner = seat if WINNING_FOLLOWS[self.trump][lead] >> c & 1 else 1 - seat
         stock = self.stock
-        if CARD_SUIT[c] == suit:
-            if c < lead:
-                winner = seat
-            else:
-                winner = leader
-                if not stock and self.rules.must_head:
-                    self.absent[seat] |= BEATS_IN_SUIT[lead]
-        elif CARD_SUIT[c] == self.trump:
-            winner = seat
-            if not stock:
-                self.absent[seat] |= SUIT_MASK[suit]
-        else:
-            winner = leader
-            if not stock:
-                self.absent[seat] |= SUIT_MASK[suit] | (SUIT_MASK[self.trump] if self.rules.must_trump_when_void else 0)
+        if not stock:
+            self.absent[seat] |= revealed_by_follow(self.rules, lead, c, self.trump)
         points = CARD_POINTS[lead] + CARD_POINTS[c]
         self.trick_points[winner] += points
         tricks_won = self.tricks_won
@@ -422,7 +408,7 @@ class Core:
     def _meld(self, a: int) -> None:
         suit = a - MELD
         seat = self.to_move
-        value = 40 if suit == self.trump else 20
+        value = marriage_value(suit, self.trump)
         self.marriage_points[seat] += value
         if self.tricks_won[seat]:
             self.totals[seat] += value

@@ -1,13 +1,12 @@
-"""The game points of a finished hand (docs/rules.md R13) and the strict follow rule (R6.3).
+"""The game points of a finished hand (docs/rules.md R13) and a marriage's value (R10.1).
 
-Each rule is written once, here, on plain ints and card bitmasks: the rules core (``Core``)
-scores and lists its follows with these functions, and so does search that keeps its own
-state on bitmasks (``botkit/endgame.py``).
+Each formula is written once, here, on plain ints: the rules core (``Core``) scores with
+these functions, and so does search that keeps its own state on bitmasks
+(``botkit/endgame.py``).
 """
 
 from __future__ import annotations
 
-from .cards import BEATS_IN_SUIT, CARD_SUIT, SUIT_MASK
 from .rules import Rules
 
 
@@ -49,19 +48,12 @@ def false_declaration_points(rules: Rules, opponent_tricks: int) -> int:
     return 3 if opponent_tricks == 0 else 2
 
 
-def strict_follows(rules: Rules, hand: int, lead: int, trump: int) -> int:
-    """The legal follows to ``lead`` from ``hand`` (a card bitmask) once the stock is closed or
-    exhausted (R6.3): a higher card of the suit, else the suit, else a trump, else anything
-    (``must_head`` and ``must_trump_when_void`` switch the first and third off)."""
-    same = hand & SUIT_MASK[CARD_SUIT[lead]]
-    if same:
-        return (same & BEATS_IN_SUIT[lead] or same) if rules.must_head else same
-    if rules.must_trump_when_void:
-        return hand & SUIT_MASK[trump] or hand
-    return hand
+def marriage_value(suit: int, trump: int) -> int:
+    """What a marriage of ``suit`` is worth: 40 in trumps, else 20 (R10.1)."""
+    return 40 if suit == trump else 20
 
 
 __all__ = [
     "closer_opponent_out_points", "failed_close_points", "false_declaration_points", "game_points_against",
-    "strict_follows",
+    "marriage_value",
 ]
