@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from .cards import CARD_POINTS, KING, QUEEN, cards_of
 from arena.engine.core import DECLARE, FOLLOW, LEAD, MELD, STEP_NONE, Core
-from arena.engine.scoring import closer_opponent_out_points, failed_close_points, game_points_against, marriage_value
+from arena.engine.scoring import (
+    closer_opponent_out_points, failed_close_points, game_points_against, marriage_value, seat_total,
+)
 from arena.engine.tricks import WINNING_FOLLOWS, strict_follows
 
 
@@ -45,7 +47,7 @@ class _PhaseB:
         """Value for root when ``m`` declares correctly."""
         o = 1 - m
         if not self.closed or m == self.closer:
-            v = game_points_against(self.rules, tp[o] + (mp[o] if tw[o] else 0), tw[o], mp[o])
+            v = game_points_against(self.rules, seat_total(tp[o], tw[o], mp[o]), tw[o], mp[o])
         else:
             v = self.coo
         return v if m == self.root else -v
@@ -53,7 +55,7 @@ class _PhaseB:
     def _final(self, w: int, tp: tuple[int, int], tw: tuple[int, int], mp: tuple[int, int]) -> int:
         """Value for root after the last trick, won by ``w``, who then declares or passes."""
         rules = self.rules
-        totals = [tp[0] + (mp[0] if tw[0] else 0), tp[1] + (mp[1] if tw[1] else 0)]
+        totals = [seat_total(tp[0], tw[0], mp[0]), seat_total(tp[1], tw[1], mp[1])]
         totals[w] += self.bonus
         if self.closed:
             c = self.closer
@@ -101,7 +103,7 @@ class _PhaseB:
         best = -_INF if maximizing else _INF
         hand = h0 if mover == 0 else h1
         if lead < 0:
-            total = tp0 + (mp0 if tw0 else 0) if mover == 0 else tp1 + (mp1 if tw1 else 0)
+            total = seat_total(tp0, tw0, mp0) if mover == 0 else seat_total(tp1, tw1, mp1)
             if total >= 66:
                 return self._declared(mover, (tp0, tp1), (tw0, tw1), (mp0, mp1))
             moves = sorted(cards_of(hand), key=_lead_order)
@@ -158,7 +160,7 @@ class _PhaseB:
             value = marriage_value(s, self.trump)
             n_mp0, n_mp1 = (mp0 + value, mp1) if mover == 0 else (mp0, mp1 + value)
             tp, tw = (tp0, tp1), (tw0, tw1)
-            if tw[mover] and tp[mover] + (n_mp0 if mover == 0 else n_mp1) >= 66:
+            if seat_total(tp[mover], tw[mover], n_mp0 if mover == 0 else n_mp1) >= 66:
                 outcomes = [self._declared(mover, tp, tw, (n_mp0, n_mp1))]  # dominant, or automatic
             else:
                 outcomes = []

@@ -17,6 +17,7 @@ from typing import Any
 
 from arena.engine import Rules
 from arena.engine.core import FINAL, FOLLOW, LEAD, MELD, PRE_DRAW, STEP_MELDED, Core
+from arena.engine.scoring import seat_total
 from arena.engine.tricks import revealed_by_follow
 
 from .cards import ALL, CARD_INDEX, SUITS, cards_of
@@ -66,7 +67,7 @@ class Situation:
 
     def total(self, seat: int) -> int:
         """A seat's R9 total (no last-trick bonus: policies act before the final trick ends)."""
-        return self.tp[seat] + (self.mp[seat] if self.tw[seat] else 0)
+        return seat_total(self.tp[seat], self.tw[seat], self.mp[seat])
 
     @classmethod
     def from_view(cls, view: dict[str, Any], rules: Rules, forbidden: int = 0) -> Situation:

@@ -49,6 +49,7 @@ from .result import HandResult, Reason
 from .rules import Rules
 from .scoring import (
     closer_opponent_out_points, failed_close_points, false_declaration_points, game_points_against, marriage_value,
+    seat_total,
 )
 from .tricks import WINNING_FOLLOWS, revealed_by_follow, strict_follows
 
@@ -304,9 +305,7 @@ class Core:
 
     def counted_total(self, seat: int) -> int:
         """``total(seat)`` counted from the scores (what ``totals`` keeps up to date)."""
-        points = self.trick_points[seat]
-        if self.tricks_won[seat]:
-            points += self.marriage_points[seat]
+        points = seat_total(self.trick_points[seat], self.tricks_won[seat], self.marriage_points[seat])
         if self.bonus_seat == seat:
             points += self.rules.last_trick_bonus
         return points

@@ -1,4 +1,5 @@
-"""The game points of a finished hand (docs/rules.md R13) and a marriage's value (R10.1).
+"""The game points of a finished hand (docs/rules.md R13), a seat's total (R9) and a marriage's
+value (R10.1).
 
 Each formula is written once, here, on plain ints: the rules core (``Core``) scores with
 these functions, and so does search that keeps its own state on bitmasks
@@ -8,6 +9,12 @@ these functions, and so does search that keeps its own state on bitmasks
 from __future__ import annotations
 
 from .rules import Rules
+
+
+def seat_total(trick_points: int, tricks: int, marriage_points: int) -> int:
+    """A seat's R9 total before any last-trick bonus: its trick points, plus its marriages
+    once it has won a trick."""
+    return trick_points + marriage_points if tricks else trick_points
 
 
 def game_points_against(rules: Rules, total: int, tricks: int, marriage_points: int) -> int:
@@ -55,5 +62,5 @@ def marriage_value(suit: int, trump: int) -> int:
 
 __all__ = [
     "closer_opponent_out_points", "failed_close_points", "false_declaration_points", "game_points_against",
-    "marriage_value",
+    "marriage_value", "seat_total",
 ]
