@@ -12,9 +12,7 @@ from __future__ import annotations
 
 from .cards import CARD_POINTS, KING, QUEEN, cards_of
 from arena.engine.core import DECLARE, FOLLOW, LEAD, MELD, STEP_NONE, Core
-from arena.engine.scoring import (
-    closer_opponent_out_points, failed_close_points, game_points_against, marriage_value, seat_total,
-)
+from arena.engine.scoring import Outcome, declaration_outcome, marriage_value, played_out_outcome, seat_total
 from arena.engine.tricks import WINNING_FOLLOWS, strict_follows
 
 
@@ -30,50 +28,39 @@ class _PhaseB:
         self.root = root
         self.trump = g.trump
         self.winning = WINNING_FOLLOWS[g.trump]
-        self.closed = g.closed
         self.closer = g.closer
         self.otc = g.opp_tricks_at_close
         self.bonus = 0 if g.closed else rules.last_trick_bonus
         self.rules = rules
         self.table: dict[tuple[int, ...], tuple[int, int]] = {}
         self.nodes = 0
-        self.coo = closer_opponent_out_points(rules, self.otc)
         self.melds = rules.marriages_in_phase_b
         self.meld_first = rules.marriage_on_first_lead
 
     # ------------------------------------------------------------------ scoring
 
+    def _value(self, outcome: Outcome) -> int:
+        """An outcome's game points for root (negative when lost)."""
+        winner, points, _ = outcome
+        if winner is None:
+            return 0
+        return points if winner == self.root else -points
+
     def _declared(self, m: int, tp: tuple[int, int], tw: tuple[int, int], mp: tuple[int, int]) -> int:
         """Value for root when ``m`` declares correctly."""
-        o = 1 - m
-        if not self.closed or m == self.closer:
-            v = game_points_against(self.rules, seat_total(tp[o], tw[o], mp[o]), tw[o], mp[o])
-        else:
-            v = self.coo
-        return v if m == self.root else -v
+        totals = (seat_total(tp[0], tw[0], mp[0]), seat_total(tp[1], tw[1], mp[1]))
+        return self._value(declaration_outcome(self.rules, m, totals, tw, mp, self.closer, self.otc))
 
     def _final(self, w: int, tp: tuple[int, int], tw: tuple[int, int], mp: tuple[int, int]) -> int:
         """Value for root after the last trick, won by ``w``, who then declares or passes."""
         rules = self.rules
         totals = [seat_total(tp[0], tw[0], mp[0]), seat_total(tp[1], tw[1], mp[1])]
         totals[w] += self.bonus
-        if self.closed:
-            c = self.closer
-            if totals[c] >= 66 and not rules.closer_must_declare:
-                v = game_points_against(rules, totals[1 - c], tw[1 - c], mp[1 - c])
-                passed = v if c == self.root else -v
-            else:
-                p = failed_close_points(rules, self.otc, tw[1 - c])
-                passed = p if 1 - c == self.root else -p
-        elif totals[0] == totals[1]:
-            passed = 0
-        else:
-            hi = 0 if totals[0] > totals[1] else 1
-            v = game_points_against(rules, totals[1 - hi], tw[1 - hi], mp[1 - hi])
-            passed = v if hi == self.root else -v
+        winner, points, _ = played_out_outcome(rules, totals, tw, mp, self.closer, self.otc)  # at every leaf: inline
+        passed = 0 if winner is None else points if winner == self.root else -points
         if totals[w] < 66:
             return passed
-        declared = self._declared(w, tp, tw, mp)
+        declared = self._value(declaration_outcome(rules, w, totals, tw, mp, self.closer, self.otc))
         if rules.auto_declare:
             return declared
         return max(passed, declared) if w == self.root else min(passed, declared)

@@ -47,10 +47,7 @@ from .cards import (
 )
 from .result import HandResult, Reason
 from .rules import Rules
-from .scoring import (
-    closer_opponent_out_points, failed_close_points, false_declaration_points, game_points_against, marriage_value,
-    seat_total,
-)
+from .scoring import Outcome, declaration_outcome, marriage_value, played_out_outcome, seat_total
 from .tricks import WINNING_FOLLOWS, revealed_by_follow, strict_follows
 
 
@@ -100,10 +97,6 @@ _MELDS_OF_HAND: dict[int, int] = {
                           for suit in range(4)))
 }
 """The meld actions (bits of ``legal_mask >> 24``) of a hand, by the kings and queens in it."""
-
-Outcome = tuple[int | None, int, Reason]
-"""A finished hand's (winner or None for a tie, game points, reason); ``hand_result`` adds
-the totals and tricks."""
 
 Event = tuple[Any, ...]
 """One logged event: ``("play", seat, card)`` for a lead, ``("play", seat, card, winner)`` for
@@ -446,48 +439,16 @@ class Core:
 
     def _declare(self, a: int = DECLARE) -> None:
         seat = self.to_move
-        opponent = 1 - seat
-        total = self.totals[seat]
         if self.log is not None:
-            self.log.append(("declare", seat, total))
-        if total >= 66:
-            if not self.closed or seat == self.closer:
-                self._finish(seat, self.game_points_against(opponent), Reason.DECLARED)
-            else:
-                points = closer_opponent_out_points(self.rules, self.opp_tricks_at_close)
-                self._finish(seat, points, Reason.CLOSER_OPPONENT_OUT)
-        elif seat == self.closer:
-            self._finish(opponent, self._failed_close_points(), Reason.FALSE_DECLARATION)
-        else:
-            points = false_declaration_points(self.rules, self.tricks_won[opponent])
-            self._finish(opponent, points, Reason.FALSE_DECLARATION)
+            self.log.append(("declare", seat, self.totals[seat]))
+        self._finish(*declaration_outcome(self.rules, seat, self.totals, self.tricks_won, self.marriage_points,
+                                          self.closer, self.opp_tricks_at_close))
 
     def _pass(self, a: int) -> None:
         if self.log is not None:
             self.log.append(("pass", self.to_move))
-        if self.closed:
-            closer = self.closer
-            if self.totals[closer] >= 66 and not self.rules.closer_must_declare:
-                self._finish(closer, self.game_points_against(1 - closer), Reason.PLAYED_OUT)
-            else:
-                self._finish(1 - closer, self._failed_close_points(), Reason.CLOSE_FAILED)
-            return
-        t0, t1 = self.totals
-        if t0 == t1:
-            self._finish(None, 0, Reason.TIE)
-        else:
-            winner = 0 if t0 > t1 else 1
-            self._finish(winner, self.game_points_against(1 - winner), Reason.PLAYED_OUT)
-
-    # ----------------------------------------------------------------- scoring (R13)
-
-    def game_points_against(self, loser: int) -> int:
-        """G(loser): 3 if trickless, 2 if under 33, else 1 (R13.0)."""
-        tricks_won, marriage_points = self.tricks_won[loser], self.marriage_points[loser]
-        return game_points_against(self.rules, self.totals[loser], tricks_won, marriage_points)
-
-    def _failed_close_points(self) -> int:
-        return failed_close_points(self.rules, self.opp_tricks_at_close, self.tricks_won[1 - self.closer])
+        self._finish(*played_out_outcome(self.rules, self.totals, self.tricks_won, self.marriage_points,
+                                         self.closer, self.opp_tricks_at_close))
 
     def _finish(self, winner: int | None, game_points: int, reason: Reason) -> None:
         self.result = (winner, game_points, reason)

@@ -1,5 +1,5 @@
-"""The game points of a finished hand (docs/rules.md R13), a seat's total (R9) and a marriage's
-value (R10.1).
+"""How a hand ends and its game points (docs/rules.md R13), a seat's total (R9) and a
+marriage's value (R10.1).
 
 Each formula is written once, here, on plain ints: the rules core (``Core``) scores with
 these functions, and so does search that keeps its own state on bitmasks
@@ -8,6 +8,9 @@ these functions, and so does search that keeps its own state on bitmasks
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from .result import Reason
 from .rules import Rules
 
 
@@ -60,7 +63,45 @@ def marriage_value(suit: int, trump: int) -> int:
     return 40 if suit == trump else 20
 
 
+Outcome = tuple[int | None, int, Reason]
+"""A finished hand's (winner or None for a tie, game points, reason)."""
+
+
+def declaration_outcome(rules: Rules, seat: int, totals: Sequence[int], tricks: Sequence[int],
+                        marriage_points: Sequence[int], closer: int, opp_tricks_at_close: int) -> Outcome:
+    """How the hand ends when ``seat`` declares (R13.1, R13.2), from the seats' R9 ``totals``,
+    tricks and marriage points, the ``closer`` (-1 when the stock was never closed) and the
+    tricks its opponent had at the close."""
+    opponent = 1 - seat
+    if totals[seat] >= 66:
+        if closer < 0 or seat == closer:
+            points = game_points_against(rules, totals[opponent], tricks[opponent], marriage_points[opponent])
+            return seat, points, Reason.DECLARED
+        return seat, closer_opponent_out_points(rules, opp_tricks_at_close), Reason.CLOSER_OPPONENT_OUT
+    if seat == closer:
+        return opponent, failed_close_points(rules, opp_tricks_at_close, tricks[opponent]), Reason.FALSE_DECLARATION
+    return opponent, false_declaration_points(rules, tricks[opponent]), Reason.FALSE_DECLARATION
+
+
+def played_out_outcome(rules: Rules, totals: Sequence[int], tricks: Sequence[int], marriage_points: Sequence[int],
+                       closer: int, opp_tricks_at_close: int) -> Outcome:
+    """How the hand ends when all cards are played and nobody declares (R13.3); the arguments
+    are those of ``declaration_outcome``."""
+    if closer >= 0:
+        opponent = 1 - closer
+        if totals[closer] >= 66 and not rules.closer_must_declare:
+            points = game_points_against(rules, totals[opponent], tricks[opponent], marriage_points[opponent])
+            return closer, points, Reason.PLAYED_OUT
+        return opponent, failed_close_points(rules, opp_tricks_at_close, tricks[opponent]), Reason.CLOSE_FAILED
+    t0, t1 = totals[0], totals[1]
+    if t0 == t1:
+        return None, 0, Reason.TIE
+    winner = 0 if t0 > t1 else 1
+    loser = 1 - winner
+    return winner, game_points_against(rules, totals[loser], tricks[loser], marriage_points[loser]), Reason.PLAYED_OUT
+
+
 __all__ = [
-    "closer_opponent_out_points", "failed_close_points", "false_declaration_points", "game_points_against",
+    "Outcome", "closer_opponent_out_points", "declaration_outcome", "played_out_outcome", "failed_close_points", "false_declaration_points", "game_points_against",
     "marriage_value", "seat_total",
 ]
