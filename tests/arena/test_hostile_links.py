@@ -159,6 +159,11 @@ def test_linkpeek_cannot_touch_the_opponents_link(make_pool: Callable[..., Recor
                                                   echo_outcomes: list[MatchOutcome]) -> None:
     pool = make_pool(SandboxMode.FALLBACK)
     bot, opponent = hostile("linkpeek"), load_manifest(RANDOM)
+    # A match's new processes start together, so linkpeek's scan could begin only after a new
+    # opponent's hello removed its endpoint: one warm-up match first keeps a linkpeek process
+    # running (and scanning) whenever an opponent process starts below.
+    warm_up = play_match(pool, (bot, load_manifest(ECHO)), "warm-up", 1, pair_key="warm-up")
+    assert warm_up.faults == () and len(pool.sessions_of(bot)) == 1
     assert_as_echo(play_both_seats(pool, bot, opponent), echo_outcomes)
     victims = pool.sessions_of(opponent)
     # Whether the arena saw one of its connections before the opponent's hello is a race (the
