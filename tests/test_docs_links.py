@@ -156,8 +156,9 @@ def test_the_checks_catch_a_broken_reference(tmp_path: Path) -> None:
     doc = REPO / "docs" / "rules.md"
     assert "r9-point-totals" in anchors(doc)
     assert resolve(doc, "architecture.md") == REPO / "docs" / "architecture.md"
-    assert resolve(doc, "OUTSIDE.md") is None
+    missing = f"{tmp_path.name}.md"  # a document name no file of the repository has
+    assert resolve(doc, missing) is None
     assert list(check_anchor(doc, "no-such-heading", "x")) != []
-    assert MD_NAME.findall("see OUTSIDE.md.") == [("OUTSIDE.md", "")]
+    assert MD_NAME.findall(f"see {missing}.") == [(missing, "")]
     assert MD_NAME.findall("in docs/rules.md#options, and README.md.tmpl") == [("docs/rules.md", "#options")]
     assert slug("4.5 `action` (bot to arena)") == "45-action-bot-to-arena"
