@@ -1,10 +1,10 @@
 """A bot session: one sandboxed bot process and the arena's ZeroMQ link to it.
 
-``start_session`` is the one way in: it starts the process, waits for the ``hello`` within
-the handshake limit and answers ``welcome`` or a typed ``reject``; any failure kills the
-process and leaves the session dead with the fault that killed it. Its two halves,
-``launch_session`` and ``greet``, let several processes start before their handshakes (each
-still gets its own limit, counted from its own start).
+A session comes in two steps: ``launch_session`` starts the process, and ``greet`` waits for
+the ``hello`` within the handshake limit and answers ``welcome`` or a typed ``reject``; any
+failure kills the process and leaves the session dead with the fault that killed it. Several
+processes may be launched before they are greeted together (each still gets its own limit,
+counted from its own start).
 
 Each session binds its own ROUTER on its own ``ipc://`` path, and exactly one connection to
 it is the bot's **link**: the one whose routing id is the one-time token and that sent the
@@ -342,27 +342,6 @@ def _peer_pid(conn: socket.socket) -> int:
         return int(_PEERCRED.unpack(conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _PEERCRED.size))[0])
     except OSError:
         return 0
-
-
-def start_session(
-    manifest: Manifest,
-    ctx: zmq.Context[Any],
-    *,
-    socket_dir: Path,
-    run_dir: Path,
-    handshake_s: float,
-    max_games: int = 1,
-    rules: dict[str, Any] | None = None,
-    limits: Limits | None = None,
-    sandbox: SandboxMode | str = SandboxMode.AUTO,
-    name: str | None = None,
-    index: int = 0,
-) -> BotSession:
-    """Start ``manifest``'s bot and shake hands; a failed start gives a dead session with its fault."""
-    launch = launch_session(manifest, ctx, socket_dir=socket_dir, run_dir=run_dir, handshake_s=handshake_s,
-                            max_games=max_games, limits=limits, sandbox=sandbox, name=name, index=index)
-    greet([launch], rules=rules)
-    return launch.session
 
 
 @dataclass(frozen=True, slots=True)

@@ -46,7 +46,7 @@ from arena.clock import TimeControl
 from arena.engine.records import Fault, FaultKind
 from arena.faults import FaultPolicy
 from arena.matchplay import MatchSettings, SessionPool, play_match
-from arena.session import BotSession, start_session
+from arena.session import BotSession, greet, launch_session
 from arena.validation import leftovers
 from arena.validation.folder import command_problem, folder_problems
 from arena.validation.positions import DECISION_TYPES, EDGE_STATES, INTERLEAVED_DEALS, Position
@@ -201,11 +201,13 @@ def _command(run: _Run, step: Step) -> None:
 def _start(run: _Run, step: Step) -> None:
     assert run.manifest is not None and run.ctx is not None
     tc = run.settings.time_control
-    run.session = start_session(
+    launch = launch_session(
         run.manifest, run.ctx, socket_dir=run.socket_dir, run_dir=run.run_dir,
         handshake_s=tc.handshake_ms / 1000.0, max_games=run.manifest.max_games,
         limits=run.settings.limits, sandbox=run.settings.sandbox, name=run.manifest.name,
     )
+    greet([launch])
+    run.session = launch.session
     death = run.session.death
     if death is not None and death.kind in (FaultKind.HARNESS, FaultKind.CRASH):
         step.fail(f"{death.kind}: {death.detail}" + (f" ({death.exit})" if death.exit and death.exit not in death.detail else ""),
