@@ -71,22 +71,7 @@ def rss_bytes(pid: int) -> int | None:
 
 def find_processes(marker: str) -> list[int]:
     """Pids of live (non-zombie) processes whose command line contains ``marker``."""
-    needle = marker.encode()
-    found: list[int] = []
-    me = os.getpid()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == me:
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as fh:
-                cmdline = fh.read()
-        except OSError:
-            continue
-        if needle in cmdline:
-            info = read_stat(int(entry))
-            if info is not None and info.state not in ("Z", "X"):
-                found.append(int(entry))
-    return found
+    return _live_processes_whose("cmdline", marker.encode())
 
 
 def start_ticks(pid: int) -> int | None:
@@ -101,18 +86,23 @@ def start_ticks(pid: int) -> int | None:
 
 def env_processes(name: str, value: str) -> list[int]:
     """Pids of live (non-zombie) processes whose environment sets ``name`` to exactly ``value``."""
-    needle = f"\0{name}={value}\0".encode()
-    me = os.getpid()
+    return _live_processes_whose("environ", f"\0{name}={value}\0".encode(), prefix=b"\0")
+
+
+def _live_processes_whose(file: str, needle: bytes, *, prefix: bytes = b"") -> list[int]:
+    """Pids of live (non-zombie) processes, this one aside, whose ``/proc/PID/FILE`` contains
+    ``needle`` once ``prefix`` is put in front of it."""
     found: list[int] = []
+    me = os.getpid()
     for entry in os.listdir("/proc"):
         if not entry.isdigit() or int(entry) == me:
             continue
         try:
-            with open(f"/proc/{entry}/environ", "rb") as fh:
-                env = b"\0" + fh.read()
+            with open(f"/proc/{entry}/{file}", "rb") as fh:
+                content = prefix + fh.read()
         except OSError:
             continue
-        if needle in env:
+        if needle in content:
             info = read_stat(int(entry))
             if info is not None and info.state not in ("Z", "X"):
                 found.append(int(entry))
