@@ -101,8 +101,9 @@ class SessionPool:
         first = self.find(manifests[0], pair_key)
         second = self.find(manifests[1], pair_key, exclude=(first,) if first else ())
         launches = [self._launch(m) for m, found in zip(manifests, (first, second)) if found is None]
-        self._prepared += [launch.session for launch in launches]
-        greet(launches, rules=self.settings.rules.to_dict())
+        if launches:  # (every match asks; most find their processes running)
+            self._prepared += [launch.session for launch in launches]
+            greet(launches, rules=self.settings.rules.to_dict())
 
     def acquire(self, manifest: Manifest, pair_key: Any = None, *,
                 exclude: tuple[BotSession, ...] = ()) -> BotSession:
