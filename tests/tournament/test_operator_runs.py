@@ -42,7 +42,9 @@ def _holds_the_lock(out: Path, process: subprocess.Popen[str]) -> bool:
 
 def test_a_second_run_is_refused_at_once_naming_the_pid_and_kill_9_frees_the_folder(tmp_path: Path) -> None:
     out = tmp_path / "cup"
-    tournament = write_tournament(tmp_path, out, pairs=40)
+    # faulty-slow stalls 30 s in every game, so neither run can end while it is checked.
+    tournament = write_tournament(tmp_path, out, bots=["bots/random", "bots/faulty/slow"], pairs=4,
+                                  extra="max_games = 1\n[time_control]\ntime_limit_ms = 30000\nbank_ms = 0")
     first = _start("run", str(tournament), "--quiet")
     try:
         wait_until(lambda: _holds_the_lock(out, first), 60, "the lock")
