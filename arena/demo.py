@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 from arena.engine import Hand, Match, Rules
+from arena.engine.records import HandRecord
 from arena.render import hand_lines
 
 
@@ -28,7 +29,7 @@ def play_demo(seed: int, rules: Rules) -> list[str]:
         assert seat is not None
         result = match.apply(random_policy_action(match.hand, rngs[seat]))
         if result is not None:
-            first, *rest = hand_lines(match.records[-1])
+            first, *rest = hand_lines(HandRecord.of(match.records[-1], rules))
             lines.append(f"\nHand {len(match.results)}: {first}")
             lines.extend(rest)
             lines.append(f"  score {match.score[0]}-{match.score[1]}" + (f", carry {match.carry}" if match.carry else ""))

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 from arena.clock import MatchClock, TimeControl
 from arena.engine import Hand, HandResult, IllegalAction, Match, Rules
 from arena.engine.match import match_view
-from arena.engine.records import Fault, FaultKind, MatchOutcome, Think
+from arena.engine.records import Fault, FaultKind, HandRecord, MatchOutcome, Think
 from arena.faults import FaultPolicy, truncate
 
 # Faults after which the bot cannot go on, so even the lenient policy forfeits the match.
@@ -255,8 +255,10 @@ class Referee:
         else:
             winner = match.winner
         interrupted = None
-        if not match.is_over and match.hand.record()["actions"]:
-            interrupted = match.hand.record()
+        if not match.is_over:
+            current = match.hand.record()
+            if current["actions"]:
+                interrupted = HandRecord.of(current, self.rules)
         return MatchOutcome(
             match_id=self.match_id,
             seed=self.seed,
@@ -268,7 +270,7 @@ class Referee:
             void=self._void,
             faults=tuple(self.faults),
             results=tuple(match.results),
-            records=tuple(match.records),
+            records=tuple(HandRecord.of(record, self.rules) for record in match.records),
             think_ms=tuple(self.think_ms),
             interrupted=interrupted,
         )

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
 
 from arena.engine import Hand, HandResult
 from arena.engine.cards import CARD_INDEX, CARD_POINTS
+from arena.engine.records import HandRecord
 from arena.engine.view import organiser_events
 
 SUIT_SYMBOLS = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}
@@ -21,10 +21,10 @@ def _cards(cards: list[str]) -> str:
     return " ".join(pretty(c) for c in cards) or "-"
 
 
-def hand_lines(record: dict[str, Any], names: tuple[str, str] = ("P0", "P1")) -> list[str]:
+def hand_lines(record: HandRecord, names: tuple[str, str] = ("P0", "P1")) -> list[str]:
     """A hand replayed from its record, trick by trick."""
-    start = Hand.replay({**record, "actions": []})
-    hand = Hand.replay(record)
+    start = Hand.deal(record.deck, record.dealer, record.rules)
+    hand = Hand.replay(record.to_dict())
     trump = start.view(0)["trump"]
     lines = [
         f"dealer {names[hand.dealer]}, trump {SUIT_SYMBOLS[trump]} (up-card {pretty(start.deck[12])})",

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.engine.deals import Deals
-from arena.engine.records import EntrantRecord, MatchOutcome, Pair
+from arena.engine.records import EntrantRecord, HandRecord, MatchOutcome, Pair
 
 from .errors import StoreError
 
@@ -229,6 +229,14 @@ def _as_store_error(path: Path, exc: sqlite3.Error) -> StoreError:
         return DiskFullError(f"{path}: the disk is full or failing ({exc}); what was being written was not "
                              f"stored, earlier results are intact. Free some space, then resume")
     return StoreError(f"{path}: {exc}")
+
+
+def hand_record(text: str) -> HandRecord:
+    """The hand record a ``record_json`` or ``interrupted_json`` column holds; StoreError when malformed."""
+    try:
+        return HandRecord.from_dict(json.loads(text))
+    except ValueError as exc:  # json.JSONDecodeError is one too
+        raise StoreError(f"the hand record is malformed: {exc}") from None
 
 
 def _now() -> str:
@@ -641,14 +649,14 @@ class Store:
             "score0, score1, forfeit, void, hands, interrupted_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (tid, pair_index, half, outcome.match_id, str(outcome.seed), seats[0], seats[1], outcome.winner,
              outcome.score[0], outcome.score[1], int(outcome.forfeit), int(outcome.void),
-             len(outcome.results), json.dumps(interrupted) if interrupted else None),
+             len(outcome.results), None if interrupted is None else json.dumps(interrupted.to_dict())),
         ).lastrowid
         db.executemany(
             "INSERT INTO hands (match_row, hand_index, winner_seat, game_points, reason, total0, total1, tricks0, "
             "tricks1, record_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 (row, i, r.winner, r.game_points, str(r.reason), r.totals[0], r.totals[1],
-                 r.tricks[0], r.tricks[1], json.dumps(record, separators=(",", ":")))
+                 r.tricks[0], r.tricks[1], json.dumps(record.to_dict(), separators=(",", ":")))
                 for i, (r, record) in enumerate(zip(outcome.results, outcome.records))
             ],
         )

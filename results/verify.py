@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from arena.engine import HandResult, IllegalAction, Match, Rules
 from arena.engine.deals import DealMode, Deals, commitment
+from arena.engine.records import HandRecord
 
-from .store import Store
+from .errors import StoreError
+from .store import Store, hand_record
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,17 +115,26 @@ class _Replay:
         """Replay the stored hands, then check the score and winner; returns the hands replayed."""
         replayed = 0
         for row in hands:
-            if not self._hand(row["hand_index"], json.loads(row["record_json"]), _stored_result(row)):
+            if not self._hand(row["hand_index"], row["record_json"], _stored_result(row)):
                 break
             replayed += 1
         else:
-            interrupted = self.row["interrupted_json"]
-            if interrupted and self._deal_matches(self.engine.hand_index, json.loads(interrupted)):
-                self._actions(self.engine.hand_index, json.loads(interrupted)["actions"], finishes=False)
+            index, interrupted = self.engine.hand_index, self.row["interrupted_json"]
+            record = self._record(index, interrupted) if interrupted else None
+            if record is not None and self._deal_matches(index, record):
+                self._actions(index, record.actions, finishes=False)
             self._outcome(len(hands))
         return replayed
 
-    def _hand(self, index: int, record: dict[str, Any], stored: HandResult | None) -> bool:
+    def _record(self, index: int, text: str) -> HandRecord | None:
+        """The stored hand record, or None (noted) when it is malformed."""
+        try:
+            return hand_record(text)
+        except StoreError as exc:
+            self._fail(index, str(exc))
+            return None
+
+    def _hand(self, index: int, text: str, stored: HandResult | None) -> bool:
         """Replay one finished hand; False if the match cannot be followed beyond it."""
         engine = self.engine
         if engine.is_over:
@@ -132,30 +143,30 @@ class _Replay:
         if index != engine.hand_index:
             self._fail(index, f"stored as hand {index + 1}, the engine is at hand {engine.hand_index + 1}")
             return False
-        if not self._deal_matches(index, record):
+        record = self._record(index, text)
+        if record is None or not self._deal_matches(index, record):
             return False
-        result = self._actions(index, record["actions"], finishes=True)
+        result = self._actions(index, record.actions, finishes=True)
         if result is None:
             return False
         if result != stored:
             self._fail(index, f"stored {stored}, the engine gives {result}")
         return True
 
-    def _deal_matches(self, index: int, record: dict[str, Any]) -> bool:
+    def _deal_matches(self, index: int, record: HandRecord) -> bool:
         hand = self.engine.hand
-        if not isinstance(record, dict) or not isinstance(record.get("actions"), list):
-            self._fail(index, "the hand record is malformed")
-        elif record.get("rules", {}) != self.rules.to_dict():
-            self._fail(index, f"recorded under rules {record.get('rules')}, the tournament's are {self.rules.to_dict()}")
-        elif record.get("deck") != list(hand.deck):
+        if record.rules != self.rules:
+            self._fail(index, f"recorded under rules {record.rules.to_dict()}, the tournament's are "
+                              f"{self.rules.to_dict()}")
+        elif record.deck != hand.deck:
             self._fail(index, "the deck is not the one the match seed derives")
-        elif record.get("dealer") != hand.dealer:
-            self._fail(index, f"dealer {record.get('dealer')} stored, the match flow gives {hand.dealer}")
+        elif record.dealer != hand.dealer:
+            self._fail(index, f"dealer {record.dealer} stored, the match flow gives {hand.dealer}")
         else:
             return True
         return False
 
-    def _actions(self, index: int, actions: list[Any], *, finishes: bool) -> HandResult | None:
+    def _actions(self, index: int, actions: Sequence[str], *, finishes: bool) -> HandResult | None:
         """Apply a hand's recorded actions; the result if they finish it as ``finishes`` says."""
         result = None
         for i, action in enumerate(actions):

@@ -210,7 +210,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
 def cmd_show(args: argparse.Namespace) -> int:
     """Replay a stored match as text."""
     from arena.render import hand_lines
-    from results.store import DB_NAME, Store
+    from results.store import DB_NAME, Store, hand_record
 
     with Store(Path(args.dir) / DB_NAME, readonly=True) as store:
         tid = store.tournament()["id"]
@@ -226,7 +226,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         faults = [f for f in store.faults(tid) if f["match_id"] == args.match]
     print(f"{match['match_id']}: {names[0]} (seat 0) vs {names[1]} (seat 1), seed {match['seed']}")
     for row in hands:
-        first, *rest = hand_lines(json.loads(row["record_json"]), names)
+        first, *rest = hand_lines(hand_record(row["record_json"]), names)
         print(f"\nHand {row['hand_index'] + 1}: {first}")
         print("\n".join(rest))
     for fault in faults:

@@ -1,16 +1,18 @@
 """What the harness hands the results, as typed records: pure data, shared by both.
 
-A ``Fault`` is a bot's misbehaviour as a value (protocol/PROTOCOL.md section 9), a ``Think``
-one answered decision's time, a ``MatchOutcome`` a whole match as the store keeps it, a
+A ``HandRecord`` is one dealt hand and the actions played in it (``Hand.record()`` typed), a
+``Fault`` a bot's misbehaviour as a value (protocol/PROTOCOL.md section 9), a ``Think`` one
+answered decision's time, a ``MatchOutcome`` a whole match as the store keeps it, a
 ``PairOutcome`` the two halves of a duplicate pair as a worker returns them; an
 ``EntrantRecord`` is a bot as a tournament's store enters it, a ``Pair`` one pair of its
 schedule (``arena.schedule`` makes them). All are frozen and picklable (they cross process
 pools and Dask); ``to_dict`` gives the JSON forms that ``arena match --json`` prints and the
-store's ``fault_json`` keeps.
+store's ``fault_json`` and ``record_json`` keep.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from enum import StrEnum
 from typing import Any
@@ -18,8 +20,47 @@ from typing import Any
 from .result import HandResult
 from .rules import Rules
 
-# A hand's record: ``Hand.record()``, the JSON form replays and the store keep.
-HandRecord = dict[str, Any]
+
+@dataclass(frozen=True, slots=True)
+class HandRecord:
+    """One hand as dealt and played: its rules, the 24 cards in deal order, the dealer, and the
+    actions given to ``Hand.apply`` (not those the engine applied itself).
+
+    ``to_dict`` is ``Hand.record()``'s JSON form, key for key and in the same order, which the
+    store keeps and ``Hand.replay`` takes; ``from_dict`` reads it back.
+    """
+
+    rules: Rules
+    deck: tuple[str, ...]
+    dealer: int
+    actions: tuple[str, ...]
+
+    @classmethod
+    def of(cls, record: Mapping[str, Any], rules: Rules) -> HandRecord:
+        """The typed form of a record the engine just made (``Hand.record()``) under ``rules``;
+        unchecked: the referee's path, once a hand, builds no ``Rules`` again."""
+        return cls(rules, tuple(record["deck"]), record["dealer"], tuple(record["actions"]))
+
+    @classmethod
+    def from_dict(cls, data: object) -> HandRecord:
+        """Read the JSON form back (a stored or printed record); ValueError naming what is malformed."""
+        if not isinstance(data, dict):
+            raise ValueError(f"a hand record is an object, not {type(data).__name__}")
+        options, deck, dealer, actions = (data.get(key) for key in ("rules", "deck", "dealer", "actions"))
+        if not isinstance(options, dict):
+            raise ValueError("its rules are not an object")
+        if not isinstance(deck, list) or not all(isinstance(card, str) for card in deck):
+            raise ValueError("its deck is not a list of cards")
+        if type(dealer) is not int or dealer not in (0, 1):
+            raise ValueError(f"its dealer {dealer!r} is not a seat")
+        if not isinstance(actions, list) or not all(isinstance(action, str) for action in actions):
+            raise ValueError("its actions are not a list of strings")
+        return cls(Rules(**options), tuple(deck), dealer, tuple(actions))
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form: exactly ``Hand.record()``'s."""
+        return {"rules": self.rules.to_dict(), "deck": list(self.deck), "dealer": self.dealer,
+                "actions": list(self.actions)}
 
 
 class FaultKind(StrEnum):
@@ -120,9 +161,9 @@ class MatchOutcome:
             "void": self.void,
             "faults": [f.to_dict() for f in self.faults],
             "results": [r.to_dict() for r in self.results],
-            "records": list(self.records),
+            "records": [r.to_dict() for r in self.records],
             "think_ms": [t.to_list() for t in self.think_ms],
-            "interrupted": self.interrupted,
+            "interrupted": None if self.interrupted is None else self.interrupted.to_dict(),
         }
 
 

@@ -25,7 +25,7 @@ from arena.clock import MatchClock, TimeControl
 from arena.conductor import play_matches
 from arena.engine import Hand, Rules
 from arena.engine.match import match_view
-from arena.engine.records import Fault, FaultKind, MatchOutcome
+from arena.engine.records import Fault, FaultKind, HandRecord, MatchOutcome
 from arena.referee import Decision, Notice, build_fault
 from arena.session import RECEIVE_BATCH, BotSession
 from arena.validation.positions import Position
@@ -175,7 +175,8 @@ class ProbeReferee:
         return MatchOutcome(
             match_id=self.match_id, seed=self.match_id, names=(self.bot_name, self.bot_name),
             rules=self.rules, winner=None, score=(0, 0), forfeit=self.problem is not None, void=True,
-            faults=tuple(self.faults), results=() if result is None else (result,), records=(self.hand.record(),),
+            faults=tuple(self.faults), results=() if result is None else (result,),
+            records=(HandRecord.of(self.hand.record(), self.hand.rules),),
         )
 
     # ------------------------------------------------------------------ inside

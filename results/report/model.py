@@ -11,17 +11,18 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass, field
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from arena.engine import Hand, Match, Rules
 from arena.engine.cards import CARD_INDEX, CARD_POINTS
+from arena.engine.records import HandRecord
 from arena.engine.view import organiser_events
 
 from ..leaderboard import Leaderboard, build_leaderboard
 from ..pairgames import stored_result
 from ..ratings import RatingEnv
-from ..store import Store, StoredEntrant
+from ..store import Store, StoredEntrant, hand_record
 
 SUIT_SYMBOLS = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}
 REASON_TEXT = {
@@ -63,9 +64,9 @@ class Behaviour:
         return 100.0 * self.closes_won / self.closes if self.closes else None
 
 
-def add_hand_behaviour(record: dict[str, Any], entrants: tuple[int, int], into: dict[int, Behaviour]) -> None:
+def add_hand_behaviour(record: HandRecord, entrants: tuple[int, int], into: dict[int, Behaviour]) -> None:
     """Replay one finished hand and add what each seat did to ``into`` (keyed by entrant)."""
-    hand = Hand.replay(record)
+    hand = Hand.replay(record.to_dict())
     result = hand.result
     if result is None:
         return
@@ -146,7 +147,7 @@ def _snapshot(v0: dict[str, Any], v1: dict[str, Any], deck: list[str], dead: lis
     }
 
 
-def hand_steps(hand: Hand, actions: list[str], names: tuple[str, str],
+def hand_steps(hand: Hand, actions: Sequence[str], names: tuple[str, str],
                apply: Callable[[str], object] | None = None) -> list[dict[str, Any]]:
     """Every position of ``hand`` (freshly dealt) as ``actions`` are applied: one step per action.
 
@@ -195,30 +196,26 @@ def match_replay(match: sqlite3.Row, hand_rows: list[sqlite3.Row], names: tuple[
     fault at the very first decision of a hand leaves no record; if ``fault_hands`` names that
     hand, it is shown as the engine deals it, with no actions.
     """
-    records = [json.loads(row["record_json"]) for row in hand_rows]
-    engine_match: Match | None = None
-    try:
-        engine_match = Match(Rules(**(records[0].get("rules", {}) if records else {})), seed=match["seed"])
-    except (TypeError, ValueError):
-        pass
+    records = [hand_record(row["record_json"]) for row in hand_rows]
+    engine_match: Match | None = Match(records[0].rules if records else Rules(), seed=match["seed"])
     hands: list[dict[str, Any]] = []
 
-    def replay(record: dict[str, Any]) -> None:
+    def replay(record: HandRecord) -> None:
         nonlocal engine_match
-        if engine_match is not None and (list(engine_match.hand.deck) != record["deck"]
-                                         or engine_match.hand.dealer != record["dealer"]):
+        if engine_match is not None and (engine_match.hand.deck != record.deck
+                                         or engine_match.hand.dealer != record.dealer):
             engine_match = None
         score_before = list(engine_match.score) if engine_match is not None else None
         if engine_match is not None:
             hand = engine_match.hand
-            steps = hand_steps(hand, record["actions"], names, apply=engine_match.apply)
+            steps = hand_steps(hand, record.actions, names, apply=engine_match.apply)
         else:
-            hand = Hand.deal(record["deck"], record["dealer"], Rules(**record.get("rules", {})))
-            steps = hand_steps(hand, record["actions"], names)
+            hand = Hand.deal(record.deck, record.dealer, record.rules)
+            steps = hand_steps(hand, record.actions, names)
         finished = steps[-1]["result"] is not None
         hands.append({
             "index": len(hands),
-            "dealer": record["dealer"],
+            "dealer": record.dealer,
             "trump": hand.view(0)["trump"],
             "interrupted": not finished,
             "result": steps[-1]["result"],
@@ -231,9 +228,10 @@ def match_replay(match: sqlite3.Row, hand_rows: list[sqlite3.Row], names: tuple[
     for record in records:
         replay(record)
     if match["interrupted_json"]:
-        replay(json.loads(match["interrupted_json"]))
+        replay(hand_record(match["interrupted_json"]))
     elif len(records) in fault_hands and engine_match is not None and not engine_match.is_over:
-        replay({**engine_match.hand.record(), "actions": []})
+        dealt = engine_match.hand
+        replay(HandRecord(dealt.rules, dealt.deck, dealt.dealer, ()))
     return hands
 
 
@@ -348,7 +346,7 @@ def _load(store: Store, env: RatingEnv) -> ReportData:
         for hand in match_hands:
             if hand["winner_seat"] is not None:
                 points[hand["winner_seat"]] += hand["game_points"]
-            add_hand_behaviour(json.loads(hand["record_json"]), seats, behaviour)
+            add_hand_behaviour(hand_record(hand["record_json"]), seats, behaviour)
         for seat in (0, 1):
             me, other = seats[seat], seats[1 - seat]
             line = opponents[me].setdefault(other, OpponentLine(other, labels[other]))

@@ -24,7 +24,7 @@ from arena.botproc import Manifest, load_manifest
 from arena.conductor import play_matches
 from arena.engine import CARD_NAMES, SUITS, Hand, Rules
 from arena.engine.cards import cards_of
-from arena.engine.records import MatchOutcome
+from arena.engine.records import HandRecord, MatchOutcome
 from arena.matchplay import MatchSettings, SessionPool, play_match
 from arena.referee import Referee
 from arena.session import BotSession
@@ -57,7 +57,7 @@ def cards_in(value: Any) -> set[str]:
     return set()
 
 
-def expected_messages(record: dict[str, Any], seat: int) -> list[tuple[str, list[str] | None, frozenset[str]]]:
+def expected_messages(record: HandRecord, seat: int) -> list[tuple[str, list[str] | None, frozenset[str]]]:
     """What ``seat`` must be sent during one recorded hand, with what it may know at each send.
 
     The knowledge is computed here from the true state, independently of the engine's view
@@ -66,7 +66,7 @@ def expected_messages(record: dict[str, Any], seat: int) -> list[tuple[str, list
     cards of each marriage declared. The opponent's unseen cards and the face-down stock are
     never in it. Reads the hand's rules core on purpose: it is the truth.
     """
-    hand = Hand.deal(record["deck"], record["dealer"], Rules(**record["rules"]))
+    hand = Hand.deal(record.deck, record.dealer, record.rules)
     known: set[str] = set()
 
     truth = hand.core
@@ -87,7 +87,7 @@ def expected_messages(record: dict[str, Any], seat: int) -> list[tuple[str, list
     # the check has teeth: at the deal, neither hidden set is knowable
     assert not (known & opponent_cards) and not (known & face_down) and len(known) == 7
     out: list[tuple[str, list[str] | None, frozenset[str]]] = []
-    for action in record["actions"]:  # the decisions (forced moves are applied by the engine)
+    for action in record.actions:  # the decisions (forced moves are applied by the engine)
         if hand.to_move == seat:
             out.append(("request", hand.legal_actions(), frozenset(known)))
         hand.apply(action)

@@ -42,7 +42,7 @@ def test_a_clean_match_matches_the_engine_and_notifies_every_hand() -> None:
     while not twin.is_over:
         twin.apply(random_answer(twin.legal_actions(), twin.view(twin.to_move), rng))
     assert outcome.winner == twin.winner and outcome.score == twin.score and not outcome.forfeit
-    assert list(outcome.records) == twin.records and outcome.faults == ()
+    assert [r.to_dict() for r in outcome.records] == twin.records and outcome.faults == ()
     hand_overs = [n for n in notices if n.kind == "hand_over"]
     assert len(hand_overs) == 2 * len(twin.results)
     assert all(n.view["result"] is not None and n.view["legal_actions"] == [] for n in hand_overs)
@@ -118,7 +118,7 @@ def test_forfeit_keeps_finished_hands_and_drops_the_interrupted_one() -> None:
     referee.fault(Fault(FaultKind.MALFORMED, seat, NAMES[seat], "not JSON"))
     outcome = referee.outcome()
     assert len(outcome.results) == len(outcome.records) >= 1
-    assert outcome.interrupted is not None and outcome.interrupted["actions"]
+    assert outcome.interrupted is not None and outcome.interrupted.actions
 
 
 def test_fault_evidence_carries_the_request_sent_and_the_stderr_tail() -> None:

@@ -9,19 +9,24 @@ import random
 import pytest
 
 from arena.engine import Match, Rules
-from arena.engine.records import ChangedBot, Fault, FaultKind, MatchOutcome, PairOutcome, Think
+from arena.engine.records import ChangedBot, Fault, FaultKind, HandRecord, MatchOutcome, PairOutcome, Think
 
 pytestmark = pytest.mark.unit
 
 
-def _played(match_id: str, seed: int) -> MatchOutcome:
-    match = Match(Rules(), seed=seed)
+def _match(seed: int, rules: Rules) -> Match:
+    match = Match(rules, seed=seed)
     rng = random.Random(seed)
     while not match.is_over:
         match.apply(rng.choice(match.legal_actions()))
+    return match
+
+
+def _played(match_id: str, seed: int) -> MatchOutcome:
+    match = _match(seed, Rules())
     return MatchOutcome(match_id=match_id, seed=seed, names=("a", "b"), rules=Rules(), winner=match.winner,
                         score=match.score, forfeit=False, void=False, results=tuple(match.results),
-                        records=tuple(match.records), think_ms=(Think(0, 0, 1.25, 0.5), Think(1, 0, 2.0)),
+                        records=tuple(HandRecord.of(r, Rules()) for r in match.records), think_ms=(Think(0, 0, 1.25, 0.5), Think(1, 0, 2.0)),
                         faults=(Fault(FaultKind.TIMEOUT, 1, "b", "late", match_id=match_id, hand_index=0),))
 
 
@@ -32,7 +37,7 @@ def test_a_match_outcome_has_the_json_form_arena_match_prints() -> None:
     assert data["think_ms"] == [[0, 0, 1.25, 0.5], [1, 0, 2.0, None]]
     assert data["faults"][0]["kind"] == "timeout" and data["faults"][0]["hand_index"] == 0
     assert [r["winner"] for r in data["results"]] == [r.winner for r in outcome.results]
-    assert data["records"] == list(outcome.records) and data["interrupted"] is None
+    assert data["records"] == _match(3, Rules()).records and data["interrupted"] is None
 
 
 def test_pair_outcomes_survive_pickling_as_a_worker_returns_them() -> None:
@@ -45,3 +50,14 @@ def test_pair_outcomes_survive_pickling_as_a_worker_returns_them() -> None:
 def test_a_pair_has_its_two_halves_or_names_its_changed_bots(halves: int, changed: tuple[ChangedBot, ...]) -> None:
     with pytest.raises(ValueError, match="pair 7: .* outcomes, expected"):
         PairOutcome(7, tuple(_played(f"h{i}", 1) for i in range(halves)), changed)
+
+
+@pytest.mark.parametrize("profile", ["default", "santase"])
+def test_a_hand_record_is_the_engines_record_typed_and_reads_back_from_json(profile: str) -> None:
+    rules = Rules.profile(profile)
+    for seed in range(5):
+        for record in _match(seed, rules).records:
+            typed = HandRecord.of(record, rules)
+            assert typed.to_dict() == record and list(typed.to_dict()) == list(record)  # same keys, same order
+            assert HandRecord.from_dict(json.loads(json.dumps(record))) == typed
+            assert pickle.loads(pickle.dumps(typed)) == typed

@@ -9,6 +9,7 @@ from collections import Counter
 import pytest
 
 from arena.engine import Match, Rules
+from arena.engine.records import HandRecord
 from results.report.model import Behaviour, add_hand_behaviour, match_replay
 
 pytestmark = pytest.mark.unit
@@ -58,7 +59,7 @@ def test_behaviour_counts_follow_the_records() -> None:
     for seed in range(30):
         match = play(seed, Rules())
         for record, result in zip(match.records, match.results):
-            add_hand_behaviour(record, (0, 1), counted)
+            add_hand_behaviour(HandRecord.of(record, Rules()), (0, 1), counted)
             for action in record["actions"]:  # none of these is ever forced, so each is in the record
                 expected[action.split()[0]] += 1
             if result.winner is not None:

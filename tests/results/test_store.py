@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from dataclasses import replace
 from pathlib import Path
@@ -10,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from arena.engine import HandResult, Reason, Rules
-from arena.engine.records import EntrantRecord, MatchOutcome, Pair, Think
+from arena.engine.records import EntrantRecord, HandRecord, MatchOutcome, Pair, Think
 from results.errors import StoreError
-from results.store import APPLICATION_ID, MIGRATIONS, Store, StoredEntrant
+from results.store import APPLICATION_ID, MIGRATIONS, Store, StoredEntrant, hand_record
 from tests.tournament.stores import BOTS
 
 pytestmark = pytest.mark.unit
@@ -33,7 +34,7 @@ def _unwritable(outcome: MatchOutcome) -> MatchOutcome:
 def _padded(match_id: str, padding: str) -> MatchOutcome:
     """A match seat 0 won in one hand whose record carries ``padding`` (to fill the file)."""
     return replace(_outcome(match_id, 0), results=(HandResult(0, 3, Reason.DECLARED, (66, 0), (6, 0)),),
-                   records=({"padding": padding},))
+                   records=(HandRecord(Rules(), (), 0, (padding,)),))
 
 
 def test_a_new_store_is_marked_and_migrated(tmp_path: Path) -> None:
@@ -92,6 +93,48 @@ def test_each_decision_keeps_its_cpu_time_beside_its_wall_time(tmp_path: Path,
         rows = sorted((json.loads(r["times_ms_json"]), json.loads(r["cpu_ms_json"] or "null"))
                       for r in store.think_times(tid))
     assert rows == sorted([([2.5], None), ([1.5, 3.0], [0.25, 1.0]), ([2.0], [None]), ([1.5], [None]), ([], [])])
+
+
+# A finished hand's ``record_json`` and an interrupted one's ``interrupted_json`` exactly as the
+# store wrote them before hand records were typed (``json.dumps`` of ``Hand.record()``).
+OLD_RECORD_JSON = (
+    '{"rules":{"match_target":11,"must_head":false},"deck":["KH","TH","JC","TD","9H","KS","AS","9S","KC","QC",'
+    '"TS","QS","KD","QD","AC","TC","9C","JH","JS","9D","AH","JD","QH","AD"],"dealer":1,"actions":["close","declare"]}'
+)
+OLD_INTERRUPTED_JSON = (
+    '{"rules": {"match_target": 11, "must_head": false}, "deck": ["TH", "QD", "TS", "QS", "AD", "9C", "TD", "JC", '
+    '"KH", "9D", "9S", "AC", "KC", "AH", "KS", "JH", "AS", "JD", "9H", "QH", "TC", "QC", "JS", "KD"], "dealer": 1, '
+    '"actions": ["play TH"]}'
+)
+
+
+def test_hand_records_in_the_old_stored_form_read_back_and_are_written_again_byte_for_byte(tmp_path: Path) -> None:
+    record, interrupted = hand_record(OLD_RECORD_JSON), hand_record(OLD_INTERRUPTED_JSON)
+    assert record.rules == Rules(match_target=11, must_head=False) and record.dealer == 1
+    assert record.actions == ("close", "declare") and interrupted.actions == ("play TH",)
+    halves = [replace(_outcome(f"p00000h{half}", half), results=(HandResult(1, 2, Reason.DECLARED, (10, 70), (1, 3)),),
+                      records=(record,), interrupted=interrupted) for half in (0, 1)]
+    with Store(tmp_path / "a.sqlite", create=True) as store:
+        tid = store.create_tournament("t", 1, {}, BOTS, [Pair(0, 0, 1, 99)])
+        store.record_pair(tid, 0, halves, [(0, 1), (1, 0)])
+        stored = store.db.execute("SELECT h.record_json, m.interrupted_json FROM hands h "
+                                  "JOIN matches m ON m.id = h.match_row").fetchall()
+    assert [tuple(row) for row in stored] == [(OLD_RECORD_JSON, OLD_INTERRUPTED_JSON)] * 2
+
+
+@pytest.mark.parametrize("text, problem", [
+    ("[1]", "is an object, not list"),
+    ('{"rules": 3, "deck": [], "dealer": 0, "actions": []}', "rules are not an object"),
+    ('{"rules": {"match_target": -1}, "deck": [], "dealer": 0, "actions": []}', "rule option 'match_target'"),
+    ('{"rules": {}, "deck": [1], "dealer": 0, "actions": []}', "deck is not a list of cards"),
+    ('{"rules": {}, "deck": [], "dealer": 2, "actions": []}', "dealer 2 is not a seat"),
+    ('{"rules": {}, "deck": [], "dealer": true, "actions": []}', "dealer True is not a seat"),
+    ('{"rules": {}, "deck": [], "dealer": 0}', "actions are not a list of strings"),
+    ('{"rules": {}, "deck"', "Expecting ':' delimiter"),
+])
+def test_a_malformed_stored_hand_record_is_a_store_error_naming_the_problem(text: str, problem: str) -> None:
+    with pytest.raises(StoreError, match=f"the hand record is malformed: .*{re.escape(problem)}"):
+        hand_record(text)
 
 
 def test_a_pair_is_stored_once_and_atomically(tmp_path: Path) -> None:

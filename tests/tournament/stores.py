@@ -7,7 +7,7 @@ from pathlib import Path
 
 from arena.engine import Match, Rules
 from arena.engine.deals import Deals
-from arena.engine.records import EntrantRecord, MatchOutcome, Pair
+from arena.engine.records import EntrantRecord, HandRecord, MatchOutcome, Pair
 from results.store import Store
 
 # Two entrants, as a tournament's store enters them (the bots of every stored test tournament).
@@ -25,7 +25,7 @@ def played(seed: int, match_id: str) -> MatchOutcome:
         match.apply(rng.choice(match.legal_actions()))
     return MatchOutcome(match_id=match_id, seed=seed, names=("x", "y"), rules=RULES, winner=match.winner,
                         score=match.score, forfeit=False, void=False, results=tuple(match.results),
-                        records=tuple(match.records))
+                        records=tuple(HandRecord.of(r, RULES) for r in match.records))
 
 
 def make_store(path: Path, deals: Deals, seeds: list[int] | None = None, *, finished: bool = True) -> Path:

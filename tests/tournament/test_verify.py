@@ -102,6 +102,14 @@ def test_an_illegal_action_in_a_record_fails(secret: tuple[Path, bytes]) -> None
     assert found and "does not replay" in found[0]
 
 
+@pytest.mark.parametrize("text", ["[]", '{"rules": {}, "deck": "AC", "dealer": 0, "actions": []}', "{"])
+def test_a_malformed_record_fails_and_stops_that_match_only(secret: tuple[Path, bytes], text: str) -> None:
+    path, _ = secret
+    tamper(path, "UPDATE hands SET record_json = ? WHERE match_row = 1 AND hand_index = 0", text)
+    found = problems(path)
+    assert len(found) == 1 and found[0].startswith("p00000h0 hand 1: the hand record is malformed: ")
+
+
 def test_deals_swapped_consistently_pass_without_the_key_and_fail_with_it(tmp_path: Path) -> None:
     """An organiser who replaced one pair's deal with one of their choosing, and stored it all
     consistently, is caught only by the key: this is what the commitment is for."""
