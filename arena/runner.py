@@ -356,7 +356,7 @@ def open_tournament(config: TournamentConfig, entrants: Entrants,
         pairs = schedule(n, config.format, config.pairs_per_pairing, deals)
         records = [EntrantRecord(name=m.name, version=m.version, fingerprint=fp, path=str(m.bot_dir), label=label)
                    for m, fp, label in zip(entrants.manifests, entrants.fingerprints, entrants.labels)]
-        stored = results.create(config.name, config.seed, config.to_dict(), records, pairs, deals, runtime_files())
+        stored = results.create(config.name, config.seed, config.settings(), records, pairs, deals, runtime_files())
         return stored, pairs
     _check_resume(stored, config, entrants.fingerprints)
     if not stored.finished:  # a finished one is left as it is
@@ -368,7 +368,7 @@ def open_tournament(config: TournamentConfig, entrants: Entrants,
 
 
 def _check_resume(stored: StoredTournament, config: TournamentConfig, prints: tuple[str, ...]) -> None:
-    mine, theirs = config.schedule_key(), TournamentConfig.from_dict(dict(stored.config)).schedule_key()
+    mine, theirs = config.schedule_key(), TournamentConfig.from_dict(stored.settings.document).schedule_key()
     for key in mine:
         if mine[key] != theirs[key]:
             raise ConfigError(f"{config.output}: holds tournament {stored.name!r} whose {key} differs "

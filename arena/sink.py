@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import errno
 from collections.abc import Mapping, Sequence, Set
-from typing import Any, Protocol
+from typing import Protocol
 
 from arena.engine.deals import Deals
-from arena.engine.records import EntrantRecord, Pair, PairOutcome
+from arena.engine.records import EntrantRecord, Pair, PairOutcome, TournamentSettings
 
 
 class StoredEntrant(Protocol):
@@ -41,8 +41,8 @@ class StoredTournament(Protocol):
     def name(self) -> str: ...
 
     @property
-    def config(self) -> Mapping[str, Any]:
-        """The settings as stored (``TournamentConfig.to_dict``)."""
+    def settings(self) -> TournamentSettings:
+        """The settings as stored (``TournamentConfig.settings``)."""
         ...
 
     @property
@@ -76,7 +76,7 @@ class Results(Protocol):
         """The tournament the store holds, or None if it holds none yet."""
         ...
 
-    def create(self, name: str, seed: int, config: Mapping[str, Any], entrants: Sequence[EntrantRecord],
+    def create(self, name: str, seed: int, settings: TournamentSettings, entrants: Sequence[EntrantRecord],
                pairs: Sequence[Pair], deals: Deals, runtime: Mapping[str, str]) -> StoredTournament:
         """Store a new tournament: its settings, entrants (in entrant number order), whole schedule,
         deals and runtime digests."""

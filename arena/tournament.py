@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -59,6 +60,7 @@ from arena.faults import FaultPolicy
 from arena.registry import is_validated, resolve
 from arena.schedule import Format
 from arena.engine.deals import DealMode
+from arena.engine.records import SprtSettings, TournamentSettings
 
 DEFAULT_MAX_GAMES = 16  # the most games one bot process plays at once unless a tournament says otherwise
 
@@ -101,18 +103,6 @@ class ConfigError(ArenaError):
     """A tournament file or flag set that cannot be used; the message names the file and key."""
 
     code = "config"
-
-
-@dataclass(frozen=True, slots=True)
-class SprtSettings:
-    """The SPRT an ``arena sprt`` run stops on: H0 nElo ``elo0`` against H1 nElo ``elo1`` at error
-    rates ``alpha`` (false H1) and ``beta`` (false H0). Plain numbers: the CLI builds the test
-    from them (``results.sprt.SprtTracker``), which refuses a pair of hypotheses that make none."""
-
-    elo0: float = 0.0
-    elo1: float = 5.0
-    alpha: float = 0.05
-    beta: float = 0.05
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,8 +186,12 @@ class TournamentConfig:
             "allow_unvalidated": self.allow_unvalidated,
         }
 
+    def settings(self) -> TournamentSettings:
+        """The settings as the results store keeps them (``to_dict`` beside what results read of it)."""
+        return TournamentSettings.from_dict(self.to_dict())
+
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> TournamentConfig:
+    def from_dict(cls, data: Mapping[str, Any]) -> TournamentConfig:
         """The inverse of ``to_dict`` (what ``arena resume`` reads back)."""
         return cls(
             bots=tuple(BotEntry(Path(b["path"]), b["label"]) for b in data["bots"]),

@@ -209,7 +209,7 @@ def build_leaderboard(store: Store, env: RatingEnv | None = None, *, rating: str
         raise ValueError(f"rating must be one of {', '.join(RATINGS)}, not {rating!r}")
     env = env or RatingEnv()
     tournament = store.tournament()
-    tid = tournament["id"]
+    tid = tournament.id
     entrants = store.entrants(tid)
     labels = [e.bot.label for e in entrants]
     n = len(entrants)
@@ -263,7 +263,7 @@ def build_leaderboard(store: Store, env: RatingEnv | None = None, *, rating: str
             bt=fit.standings[e], p_top_k=fit.p_top_k[e],
             cpu_p50_ms=_percentile(cpu, 0.5), cpu_p99_ms=_percentile(cpu, 0.99), cpu_max_ms=cpu[-1] if cpu else None,
         ))
-    finished = tournament["finished_at"] is not None
+    finished = tournament.finished_at is not None
     ranked_by = rating or ("bt" if finished else "trueskill")
     if ranked_by == "bt":
         standings.sort(key=lambda s: (-s.bt.elo, -s.conservative, s.bot))
@@ -272,7 +272,7 @@ def build_leaderboard(store: Store, env: RatingEnv | None = None, *, rating: str
     for rank, standing in enumerate(standings, 1):
         standing.rank = rank
     return Leaderboard(
-        tournament=tournament["name"],
+        tournament=tournament.name,
         pairs_total=len(store.pairs(tid)),
         pairs_done=len(store.finished_pairs(tid)),
         standings=standings,

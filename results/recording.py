@@ -11,14 +11,13 @@ it, so it rates exactly as an uninterrupted run.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from arena.engine.deals import Deals
-from arena.engine.records import EntrantRecord, Pair, PairOutcome
+from arena.engine.records import EntrantRecord, Pair, PairOutcome, TournamentSettings
 
 from .errors import StoreError
 from .ratings import Rating, RatingEnv, ScheduleRater, stored_pair_results
@@ -38,7 +37,7 @@ class StoredTournament:
     """A tournament as its store holds it when a run opens it."""
 
     name: str
-    config: Mapping[str, Any]
+    settings: TournamentSettings
     entrants: tuple[StoredEntrant, ...]
     runtime: Mapping[str, str] | None
     deals: Deals
@@ -88,17 +87,16 @@ class Recording:
         if not self.store.has_tournament():
             return None
         row = self.store.tournament()
-        self._tid = tid = int(row["id"])
+        self._tid = tid = row.id
         return StoredTournament(
-            name=row["name"], config=json.loads(row["config_json"]),
-            entrants=tuple(self.store.entrants(tid)),
-            runtime=self.store.runtime(tid), deals=self.store.deals(tid), finished=row["finished_at"] is not None,
+            name=row.name, settings=row.settings, entrants=tuple(self.store.entrants(tid)),
+            runtime=self.store.runtime(tid), deals=self.store.deals(tid), finished=row.finished_at is not None,
             done=frozenset(self.store.finished_pairs(tid)))
 
-    def create(self, name: str, seed: int, config: Mapping[str, Any], entrants: Sequence[EntrantRecord],
+    def create(self, name: str, seed: int, settings: TournamentSettings, entrants: Sequence[EntrantRecord],
                pairs: Sequence[Pair], deals: Deals, runtime: Mapping[str, str]) -> StoredTournament:
         """Store a new tournament with its runtime digests; what the store now holds of it."""
-        self._tid = self.store.create_tournament(name, seed, dict(config), entrants, pairs, deal_key=deals.key)
+        self._tid = self.store.create_tournament(name, seed, settings, entrants, pairs, deal_key=deals.key)
         self.record_runtime(runtime)
         stored = self.stored()
         assert stored is not None

@@ -23,10 +23,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from arena.engine.deals import Deals
-from arena.engine.records import EntrantRecord, HandRecord, MatchOutcome, Pair
+from arena.engine.records import EntrantRecord, HandRecord, MatchOutcome, Pair, TournamentSettings
 
 from .errors import StoreError
 
@@ -197,6 +196,19 @@ class StoredEntrant:
     number: int
     bot: EntrantRecord
     withdrawn: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class TournamentRow:
+    """The tournament as its row holds it: its id, ``name`` and ``seed``, its settings, when it was
+    created and finished (ISO times; None while it runs)."""
+
+    id: int
+    name: str
+    seed: int
+    settings: TournamentSettings
+    created_at: str
+    finished_at: str | None
 
 
 class DiskFullError(StoreError, OSError):
@@ -420,7 +432,7 @@ class Store:
 
     # ------------------------------------------------------------------ set-up
 
-    def create_tournament(self, name: str, seed: int, config: dict[str, Any],
+    def create_tournament(self, name: str, seed: int, settings: TournamentSettings,
                           entrants: Sequence[EntrantRecord], pairs: Sequence[Pair],
                           deal_key: bytes | None = None) -> int:
         """Store a new tournament, its entrants (bots), its whole schedule and its secret deal key
@@ -430,7 +442,7 @@ class Store:
         with self.transaction() as db:
             tid = db.execute(
                 "INSERT INTO tournaments (name, seed, config_json, created_at) VALUES (?, ?, ?, ?)",
-                (name, seed, json.dumps(config, sort_keys=True), _now()),
+                (name, seed, json.dumps(settings.document, sort_keys=True), _now()),
             ).lastrowid
             assert tid is not None
             if deal_key is not None:
@@ -523,12 +535,18 @@ class Store:
         """Whether a tournament was created in this store."""
         return self.db.execute("SELECT 1 FROM tournaments LIMIT 1").fetchone() is not None
 
-    def tournament(self) -> sqlite3.Row:
+    def tournament(self) -> TournamentRow:
         """The folder's tournament (there is exactly one)."""
-        row: sqlite3.Row | None = self.db.execute("SELECT * FROM tournaments ORDER BY id LIMIT 1").fetchone()
+        row = self.db.execute("SELECT id, name, seed, config_json, created_at, finished_at FROM tournaments "
+                              "ORDER BY id LIMIT 1").fetchone()
         if row is None:
             raise StoreError(f"{self.path}: holds no tournament")
-        return row
+        tid, name, seed, config_json, created_at, finished_at = row
+        try:
+            settings = TournamentSettings.from_dict(json.loads(config_json))
+        except (ValueError, AttributeError) as exc:  # AttributeError: the JSON is not an object
+            raise StoreError(f"{self.path}: the tournament's settings are malformed ({exc})") from None
+        return TournamentRow(tid, name, seed, settings, created_at, finished_at)
 
     def deals(self, tid: int) -> Deals:
         """Where the tournament's deals come from: its secret key, or (no key stored, as in stores

@@ -9,7 +9,6 @@ secret key (checked first against the published commitment).
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -50,9 +49,7 @@ def verify(store: Store, key: bytes | None = None, published: str | None = None)
     """Check the whole tournament; ``key`` is the revealed deal key, ``published`` the commitment
     read from an export (``leaderboard.json``), both optional."""
     tournament = store.tournament()
-    tid = tournament["id"]
-    config = json.loads(tournament["config_json"])
-    rules = Rules(**config.get("rules", {}))
+    tid, rules = tournament.id, tournament.settings.rules
     report = Verification()
     source = _deal_source(store.deals(tid), key, published, report)
     pair_seeds = {}

@@ -22,14 +22,14 @@ def cmd_reveal(args: argparse.Namespace) -> int:
     out = Path(args.dir)
     with Store(out / DB_NAME, readonly=True) as store:
         tournament = store.tournament()
-        tid = tournament["id"]
+        tid = tournament.id
         deals = store.deals(tid)
         pairs_done, pairs_total = len(store.finished_pairs(tid)), len(store.pairs(tid))
     if deals.mode is DealMode.PUBLIC or deals.key is None:
-        raise RevealRefused(f"{out}: tournament {tournament['name']!r} played public deals (derived from seed "
+        raise RevealRefused(f"{out}: tournament {tournament.name!r} played public deals (derived from seed "
                             f"{deals.seed}): there is no key to reveal")
-    if tournament["finished_at"] is None:
-        raise RevealRefused(f"{out}: tournament {tournament['name']!r} is not finished ({pairs_done}/{pairs_total} "
+    if tournament.finished_at is None:
+        raise RevealRefused(f"{out}: tournament {tournament.name!r} is not finished ({pairs_done}/{pairs_total} "
                             f"pairs stored); its deal key is revealed only once every pair is played")
     print(deals.key.hex())
     return 0

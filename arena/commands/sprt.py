@@ -13,7 +13,7 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from arena.tournament import SprtSettings
+from arena.engine.records import SprtSettings
 from results.pairgames import pair_games
 from results.sprt import SprtStatus, SprtTracker
 from results.store import Store

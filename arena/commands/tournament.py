@@ -49,7 +49,7 @@ def _print_leaderboard(out: Path, fmt: str = "table", crosstable: bool = False, 
 
     with Store(out / DB_NAME, readonly=True) as store:
         board = build_leaderboard(store, None, rating=rating, **bt)
-        withdrawn = [(e.bot.label, e.withdrawn) for e in store.entrants(store.tournament()["id"]) if e.withdrawn]
+        withdrawn = [(e.bot.label, e.withdrawn) for e in store.entrants(store.tournament().id) if e.withdrawn]
     (out / "leaderboard.json").write_text(board.to_json() + "\n", encoding="utf-8")
     (out / "leaderboard.csv").write_text(board.to_csv(), encoding="utf-8")
     if fmt == "json":
@@ -170,10 +170,10 @@ def _say_finished(out: Path) -> bool:
 
     with Store(out / DB_NAME, readonly=True) as store:
         row = store.tournament()
-        if row["finished_at"] is None:
+        if row.finished_at is None:
             return False
-        done, total = len(store.finished_pairs(row["id"])), len(store.pairs(row["id"]))
-    print(f"{row['name']}: finished already ({done}/{total} pairs stored, finished at {row['finished_at']}); "
+        done, total = len(store.finished_pairs(row.id)), len(store.pairs(row.id))
+    print(f"{row.name}: finished already ({done}/{total} pairs stored, finished at {row.finished_at}); "
           f"nothing to do. Results in {out}")
     _print_leaderboard(out)
     return True
@@ -191,7 +191,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
 
     out = Path(args.dir).absolute()
     with Store(out / DB_NAME, readonly=True) as store:
-        config = TournamentConfig.from_dict(json.loads(store.tournament()["config_json"]))
+        config = TournamentConfig.from_dict(store.tournament().settings.document)
     if _say_finished(out):  # nothing changes, and the bots need not be there any more
         return 0
     return _run(config.with_overrides(output=out, concurrency=args.concurrency,
@@ -213,7 +213,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     from results.store import DB_NAME, Store, hand_record
 
     with Store(Path(args.dir) / DB_NAME, readonly=True) as store:
-        tid = store.tournament()["id"]
+        tid = store.tournament().id
         match = store.match_by_id(tid, args.match)
         if match is None:
             ids = [m["match_id"] for m in store.matches(tid)[:5]]

@@ -5,7 +5,8 @@ A ``HandRecord`` is one dealt hand and the actions played in it (``Hand.record()
 answered decision's time, a ``MatchOutcome`` a whole match as the store keeps it, a
 ``PairOutcome`` the two halves of a duplicate pair as a worker returns them; an
 ``EntrantRecord`` is a bot as a tournament's store enters it, a ``Pair`` one pair of its
-schedule (``arena.schedule`` makes them). All are frozen and picklable (they cross process
+schedule (``arena.schedule`` makes them), ``TournamentSettings`` its settings as stored (with
+``SprtSettings``, a stopping rule's numbers). All are frozen and picklable (they cross process
 pools and Dask); ``to_dict`` gives the JSON forms that ``arena match --json`` prints and the
 store's ``fault_json`` and ``record_json`` keep.
 """
@@ -177,6 +178,44 @@ class EntrantRecord:
     fingerprint: str
     path: str
     label: str
+
+
+@dataclass(frozen=True, slots=True)
+class SprtSettings:
+    """The SPRT an ``arena sprt`` run stops on: H0 nElo ``elo0`` against H1 nElo ``elo1`` at error
+    rates ``alpha`` (false H1) and ``beta`` (false H0). Plain numbers: ``results.sprt.SprtTracker``
+    builds the test from them, and refuses a pair of hypotheses that make none."""
+
+    elo0: float = 0.0
+    elo1: float = 5.0
+    alpha: float = 0.05
+    beta: float = 0.05
+
+
+@dataclass(frozen=True, slots=True)
+class TournamentSettings:
+    """A tournament's settings as its store keeps them: ``document``, the harness's whole JSON form
+    (``arena.tournament.TournamentConfig.to_dict``, which a resume reads back), and what the
+    results read of it, typed: the ``rules`` of every match, ``pairs_per_pairing`` (an SPRT's most
+    pairs) and the stopping rule ``sprt``. Build it with ``from_dict``, so the two always agree.
+    """
+
+    document: Mapping[str, Any]
+    rules: Rules
+    pairs_per_pairing: int
+    sprt: SprtSettings | None
+
+    @classmethod
+    def from_dict(cls, document: Mapping[str, Any]) -> TournamentSettings:
+        """The settings of ``document``; a key it lacks (a store from before it, the server's ladder)
+        takes its default. ValueError when what the results read is malformed."""
+        try:
+            sprt = document.get("sprt")
+            return cls(document=dict(document), rules=Rules(**document.get("rules", {})),
+                       pairs_per_pairing=int(document.get("pairs_per_pairing", 1)),
+                       sprt=SprtSettings(**sprt) if sprt else None)
+        except TypeError as exc:
+            raise ValueError(f"malformed tournament settings ({exc})") from None
 
 
 @dataclass(frozen=True, slots=True)

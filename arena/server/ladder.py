@@ -34,7 +34,7 @@ from pathlib import Path
 from arena.botproc import SandboxMode, fingerprint
 from arena.clock import TimeControl
 from arena.engine import Rules
-from arena.engine.records import EntrantRecord, PairOutcome
+from arena.engine.records import EntrantRecord, PairOutcome, TournamentSettings
 from arena.faults import FaultPolicy
 from arena.matchplay import MatchSettings
 from arena.runner import PairTask, play_pair, worker_init
@@ -106,8 +106,8 @@ def open_ladder(folder: Path) -> tuple[Store, int]:
     path.parent.mkdir(parents=True, exist_ok=True)
     store = Store(path, create=True)
     if not store.has_tournament():
-        store.create_tournament(LADDER_NAME, 0, {"ladder": True}, [], [], deal_key=new_key())
-    return store, int(store.tournament()["id"])
+        store.create_tournament(LADDER_NAME, 0, TournamentSettings.from_dict({"ladder": True}), [], [], deal_key=new_key())
+    return store, store.tournament().id
 
 
 @dataclass(frozen=True, slots=True)

@@ -83,7 +83,7 @@ def build_board(store: Store, db: ServerDB, env: RatingEnv | None = None, *, boo
     """The leaderboard from the ladder store and the server's bots (see the module doc);
     ``bootstrap`` > 0 adds the Bradley-Terry fit with that many replicates."""
     env = env or RatingEnv()
-    tid = int(store.tournament()["id"])
+    tid = store.tournament().id
     entrants = store.entrants(tid)
     bots = {b.name.lower(): b for b in db.bots()}
     excluded = {e.number for e in entrants if (bot := bots.get(e.bot.name.lower())) and bot.disabled}

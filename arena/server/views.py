@@ -100,7 +100,7 @@ def recent_matches(request: Request, bot: str | None = None, limit: int = RECENT
     with ladder_store(request) as store:
         if store is None:
             return []
-        tid = int(store.tournament()["id"])
+        tid = store.tournament().id
         labels = _labels(store, tid)
         sql, args = "SELECT * FROM matches WHERE tournament_id = ?", [tid]
         if bot is not None:
@@ -118,7 +118,7 @@ def match_json(request: Request) -> dict[str, Any]:
     """One match with its faults (kind and detail only) and the replay of its hands."""
     match_id = request.path_params["match_id"]
     with ladder_store(request) as store:
-        tid = int(store.tournament()["id"]) if store is not None else 0
+        tid = store.tournament().id if store is not None else 0
         row = store.match_by_id(tid, match_id) if store is not None else None
         if store is None or row is None:
             raise HTTPError(404, f"no match {match_id!r}")
@@ -163,7 +163,7 @@ def bot_json(request: Request) -> dict[str, Any]:
     db = db_of(request)
     board = board_of(request)
     with ladder_store(request) as store:
-        entrants = {e.bot.label: e.number for e in store.entrants(int(store.tournament()["id"]))} if store else {}
+        entrants = {e.bot.label: e.number for e in store.entrants(store.tournament().id)} if store else {}
     versions = []
     for sub in db.submissions(bot_id=bot.id):
         if sub.status != "accepted":

@@ -22,7 +22,7 @@ from arena.engine.view import organiser_events
 from ..leaderboard import Leaderboard, build_leaderboard
 from ..pairgames import stored_result
 from ..ratings import RatingEnv
-from ..store import Store, StoredEntrant, hand_record
+from ..store import Store, StoredEntrant, TournamentRow, hand_record
 
 SUIT_SYMBOLS = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}
 REASON_TEXT = {
@@ -263,7 +263,7 @@ class OpponentLine:
 class ReportData:
     """Everything the pages show, read from the store in one go."""
 
-    tournament: dict[str, Any]
+    tournament: TournamentRow
     board: Leaderboard
     entrants: list[StoredEntrant]
     matches: list[dict[str, Any]]
@@ -317,8 +317,8 @@ def load_report_data(store: Store, env: RatingEnv | None = None) -> ReportData:
 def _load(store: Store, env: RatingEnv) -> ReportData:
     version = store_version(store)
     board = build_leaderboard(store, env)
-    tournament = dict(store.tournament())
-    tid = tournament["id"]
+    tournament = store.tournament()
+    tid = tournament.id
     entrants = store.entrants(tid)
     labels = [e.bot.label for e in entrants]
     faults_by_match: dict[int, list[dict[str, Any]]] = {}

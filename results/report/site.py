@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import asdict
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -131,10 +132,10 @@ def _nice_step(raw: float) -> float:
 def sprt_chart(data: ReportData, width: int = 1100, height: int = 320) -> dict[str, Any] | None:
     """The LLR path of an ``arena sprt`` run against its bounds, as inline-SVG geometry (None
     for a tournament without a stopping rule)."""
-    config = json.loads(data.tournament["config_json"])
-    if not config.get("sprt"):
+    settings = data.tournament.settings
+    if settings.sprt is None:
         return None
-    tracker = SprtTracker(**config["sprt"], max_pairs=config["pairs_per_pairing"])
+    tracker = SprtTracker(**asdict(settings.sprt), max_pairs=settings.pairs_per_pairing)
     status = tracker.update(pair_games(m["row"] for m in data.matches))
     path = [0.0, *tracker.path]
     left, right, top, bottom = 48, 12, 10, 30
@@ -149,7 +150,7 @@ def sprt_chart(data: ReportData, width: int = 1100, height: int = 320) -> dict[s
 
     x_step = max(1, int(_nice_step(x_hi / 8)))
     return {"width": width, "height": height, "left": left, "right": width - right, "top": top,
-            "bottom": height - bottom, "status": status, "rule": config["sprt"],
+            "bottom": height - bottom, "status": status, "rule": settings.sprt,
             "line": " ".join(f"{'M' if i == 0 else 'L'}{sx(i)},{sy(v)}" for i, v in enumerate(path)),
             "upper": sy(status.upper), "lower": sy(status.lower), "zero": sy(0.0), "points": len(path) - 1,
             "x_ticks": [{"x": sx(x), "label": str(x)} for x in range(0, x_hi + 1, x_step)]}
@@ -175,7 +176,7 @@ class Site:
         """What the live pages poll: changes whenever a pair is stored."""
         return {"version": self.data.version, "pairs_done": self.data.board.pairs_done,
                 "pairs_total": self.data.board.pairs_total, "matches": len(self.data.matches),
-                "finished": self.data.tournament["finished_at"] is not None}
+                "finished": self.data.tournament.finished_at is not None}
 
     def render(self, path: str) -> tuple[bytes, str] | None:
         """The bytes and content type of ``path``, or None if the site has no such file."""

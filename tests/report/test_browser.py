@@ -142,7 +142,7 @@ def test_replay_steps_with_the_keyboard_and_shows_the_engines_cards(
     from selenium.webdriver.common.keys import Keys
 
     with Store(live_run.out / DB_NAME, readonly=True) as store:
-        hands = [dict(h) for h in store.all_hands(store.tournament()["id"]) if 0 in (h["seat0"], h["seat1"])]
+        hands = [dict(h) for h in store.all_hands(store.tournament().id) if 0 in (h["seat0"], h["seat1"])]
     row = max(hands, key=lambda h: (len(json.loads(h["record_json"])["actions"]), -h["match_row"]))
     record = json.loads(row["record_json"])
     n = len(record["actions"])

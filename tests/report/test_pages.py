@@ -33,7 +33,7 @@ def board(live_run: LiveRun) -> Leaderboard:
 def db(live_run: LiveRun) -> dict:
     """The store's rows, read directly (not through the report's own code)."""
     with Store(live_run.out / DB_NAME, readonly=True) as store:
-        tid = store.tournament()["id"]
+        tid = store.tournament().id
         return {
             "bots": [e.bot for e in store.entrants(tid)],
             "labels": [e.bot.label for e in store.entrants(tid)],

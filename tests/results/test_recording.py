@@ -12,7 +12,7 @@ from arena.engine.records import Pair, PairOutcome
 from results.errors import StoreError
 from results.recording import Recording
 from tests.results.test_store import _outcome, _unwritable
-from tests.tournament.stores import BOTS
+from tests.tournament.stores import BOTS, SETTINGS
 
 pytestmark = pytest.mark.unit
 
@@ -26,7 +26,7 @@ def _pair(index: int, winner: int = 0) -> PairOutcome:
 
 def _created(path: Path) -> Recording:
     recording = Recording(path)
-    recording.create("t", 1, {}, BOTS, PAIRS, Deals.public(1), {"sdk.py": "d1"})
+    recording.create("t", 1, SETTINGS, BOTS, PAIRS, Deals.public(1), {"sdk.py": "d1"})
     return recording
 
 

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from arena.engine import HandResult, Reason, Rules
-from arena.engine.records import EntrantRecord, HandRecord, MatchOutcome, Pair, Think
+from arena.engine.records import EntrantRecord, HandRecord, MatchOutcome, Pair, SprtSettings, Think, TournamentSettings
 from results.errors import StoreError
 from results.store import APPLICATION_ID, MIGRATIONS, Store, StoredEntrant, hand_record
-from tests.tournament.stores import BOTS
+from tests.tournament.stores import BOTS, SETTINGS
 
 pytestmark = pytest.mark.unit
 
@@ -40,8 +40,8 @@ def _padded(match_id: str, padding: str) -> MatchOutcome:
 def test_a_new_store_is_marked_and_migrated(tmp_path: Path) -> None:
     with Store(tmp_path / "a.sqlite", create=True) as store:
         assert not store.has_tournament()
-        tid = store.create_tournament("t", 1, {}, BOTS, [Pair(0, 0, 1, 99)])
-        assert store.tournament()["name"] == "t" and store.finished_pairs(tid) == set()
+        tid = store.create_tournament("t", 1, SETTINGS, BOTS, [Pair(0, 0, 1, 99)])
+        assert store.tournament().name == "t" and store.finished_pairs(tid) == set()
     raw = sqlite3.connect(tmp_path / "a.sqlite")
     assert raw.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
     assert raw.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
@@ -51,7 +51,7 @@ def test_a_new_store_is_marked_and_migrated(tmp_path: Path) -> None:
 def test_entrants_are_stored_as_entered_and_a_growing_tournament_adds_them_once(tmp_path: Path) -> None:
     newcomer = EntrantRecord(name="z", version="2", fingerprint="h", path="/z", label="z v2")
     with Store(tmp_path / "a.sqlite", create=True) as store:
-        tid = store.create_tournament("t", 1, {}, BOTS, [])
+        tid = store.create_tournament("t", 1, SETTINGS, BOTS, [])
         assert store.add_entrant(tid, newcomer) == 2
         assert store.add_entrant(tid, replace(newcomer, path="/elsewhere")) == 2  # same label: the one there
         assert store.entrants(tid) == [StoredEntrant(number, bot, None)
@@ -61,7 +61,7 @@ def test_entrants_are_stored_as_entered_and_a_growing_tournament_adds_them_once(
 def test_reads_in_a_read_transaction_see_one_state_while_a_writer_stores_a_pair(tmp_path: Path) -> None:
     path = tmp_path / "a.sqlite"
     with Store(path, create=True) as writer, Store(path, readonly=True) as reader:
-        tid = writer.create_tournament("t", 1, {}, BOTS, [Pair(0, 0, 1, 99), Pair(1, 0, 1, 98)])
+        tid = writer.create_tournament("t", 1, SETTINGS, BOTS, [Pair(0, 0, 1, 99), Pair(1, 0, 1, 98)])
         writer.record_pair(tid, 0, [_outcome("p00000h0", 0), _outcome("p00000h1", 1)], [(0, 1), (1, 0)])
         with reader.read_transaction():
             before = len(reader.matches(tid))
@@ -78,7 +78,7 @@ def test_each_decision_keeps_its_cpu_time_beside_its_wall_time(tmp_path: Path,
     cpu_migration = len(MIGRATIONS) - 1
     monkeypatch.setattr(store_module, "MIGRATIONS", MIGRATIONS[:cpu_migration])
     with Store(path, create=True) as old:  # a store made before CPU times, with a pair in it
-        tid = old.create_tournament("t", 1, {}, BOTS, [Pair(0, 0, 1, 99), Pair(1, 0, 1, 98)])
+        tid = old.create_tournament("t", 1, SETTINGS, BOTS, [Pair(0, 0, 1, 99), Pair(1, 0, 1, 98)])
         old.db.execute("INSERT INTO matches (tournament_id, pair_index, half, match_id, seed, seat0, seat1, "
                        "winner_seat, score0, score1, forfeit, void, hands) VALUES (?, 1, 0, 'old', 5, 0, 1, 0, 7, 0, "
                        "0, 0, 0)", (tid,))
@@ -115,7 +115,7 @@ def test_hand_records_in_the_old_stored_form_read_back_and_are_written_again_byt
     halves = [replace(_outcome(f"p00000h{half}", half), results=(HandResult(1, 2, Reason.DECLARED, (10, 70), (1, 3)),),
                       records=(record,), interrupted=interrupted) for half in (0, 1)]
     with Store(tmp_path / "a.sqlite", create=True) as store:
-        tid = store.create_tournament("t", 1, {}, BOTS, [Pair(0, 0, 1, 99)])
+        tid = store.create_tournament("t", 1, SETTINGS, BOTS, [Pair(0, 0, 1, 99)])
         store.record_pair(tid, 0, halves, [(0, 1), (1, 0)])
         stored = store.db.execute("SELECT h.record_json, m.interrupted_json FROM hands h "
                                   "JOIN matches m ON m.id = h.match_row").fetchall()
@@ -137,9 +137,35 @@ def test_a_malformed_stored_hand_record_is_a_store_error_naming_the_problem(text
         hand_record(text)
 
 
+@pytest.mark.parametrize("document, rules, sprt", [
+    ({"ladder": True}, Rules(), None),  # the server's ladder, and stores from before a key existed
+    ({"rules": {"match_target": 7}, "pairs_per_pairing": 9, "sprt": {"elo0": 0.0, "elo1": 5.0, "alpha": 0.05,
+                                                                     "beta": 0.05}},
+     Rules(match_target=7), SprtSettings()),
+])
+def test_a_tournament_reads_back_with_its_settings_typed(tmp_path: Path, document: dict[str, object], rules: Rules,
+                                                         sprt: SprtSettings | None) -> None:
+    with Store(tmp_path / "a.sqlite", create=True) as store:
+        tid = store.create_tournament("t", 5, TournamentSettings.from_dict(document), BOTS, [])
+        row = store.tournament()
+    assert (row.id, row.name, row.seed, row.finished_at) == (tid, "t", 5, None) and row.created_at
+    assert row.settings.document == document and row.settings.rules == rules and row.settings.sprt == sprt
+    assert row.settings.pairs_per_pairing == document.get("pairs_per_pairing", 1)
+
+
+@pytest.mark.parametrize("config_json", ['[]', '{"rules": {"match_target": "x"}}', '{"sprt": {"elo": 1}}', "{"])
+def test_malformed_stored_settings_are_a_store_error(tmp_path: Path, config_json: str) -> None:
+    path = tmp_path / "a.sqlite"
+    with Store(path, create=True) as store:
+        store.create_tournament("t", 5, SETTINGS, BOTS, [])
+        store.db.execute("UPDATE tournaments SET config_json = ?", (config_json,))
+        with pytest.raises(StoreError, match="the tournament's settings are malformed"):
+            store.tournament()
+
+
 def test_a_pair_is_stored_once_and_atomically(tmp_path: Path) -> None:
     with Store(tmp_path / "a.sqlite", create=True) as store:
-        tid = store.create_tournament("t", 1, {}, BOTS, [Pair(0, 0, 1, 99), Pair(1, 0, 1, 98)])
+        tid = store.create_tournament("t", 1, SETTINGS, BOTS, [Pair(0, 0, 1, 99), Pair(1, 0, 1, 98)])
         broken = _unwritable(_outcome("p00000h1", 1))
         with pytest.raises(KeyError):
             store.record_pair(tid, 0, [_outcome("p00000h0", 0), broken], [(0, 1), (1, 0)])
@@ -200,7 +226,7 @@ def test_an_empty_database_is_refused_and_left_empty(tmp_path: Path) -> None:
 
 def _filled(path: Path, pairs: int) -> None:
     with Store(path, create=True) as store:
-        tid = store.create_tournament("t", 1, {}, BOTS, [Pair(i, 0, 1, i) for i in range(pairs)])
+        tid = store.create_tournament("t", 1, SETTINGS, BOTS, [Pair(i, 0, 1, i) for i in range(pairs)])
         for i in range(pairs):
             big = _padded(f"p{i:05d}h0", "x" * 3000)
             store.record_pair(tid, i, [big, _outcome(f"p{i:05d}h1", 1)], [(0, 1), (1, 0)])
@@ -224,17 +250,17 @@ def test_a_damaged_database_is_refused_untouched_by_every_kind_of_open(tmp_path:
 
 def test_transactions_nest_with_savepoints(tmp_path: Path) -> None:
     with Store(tmp_path / "a.sqlite", create=True) as store:
-        store.create_tournament("t", 1, {}, BOTS, [])
+        store.create_tournament("t", 1, SETTINGS, BOTS, [])
         with store.transaction() as db:
             db.execute("UPDATE tournaments SET name = 'outer'")
             with pytest.raises(ZeroDivisionError), store.transaction():
                 db.execute("UPDATE tournaments SET name = 'inner'")
                 1 / 0
-            assert store.tournament()["name"] == "outer"
+            assert store.tournament().name == "outer"
             with store.transaction():
                 db.execute("UPDATE tournaments SET seed = 5")
         assert not store.db.in_transaction
-        assert (store.tournament()["name"], store.tournament()["seed"]) == ("outer", 5)
+        assert (store.tournament().name, store.tournament().seed) == ("outer", 5)
 
 
 def test_the_original_error_survives_a_transaction_sqlite_already_ended(tmp_path: Path) -> None:
@@ -243,7 +269,7 @@ def test_the_original_error_survives_a_transaction_sqlite_already_ended(tmp_path
             db.execute("ROLLBACK")  # as SQLite itself does on some errors (e.g. a full disk)
             raise LookupError("the real problem")
         with store.transaction():  # the store is usable afterwards
-            store.create_tournament("t", 1, {}, BOTS, [])
+            store.create_tournament("t", 1, SETTINGS, BOTS, [])
         assert store.has_tournament()
 
 
@@ -253,8 +279,8 @@ def test_a_failed_commit_is_rolled_back(tmp_path: Path) -> None:
             db.execute("PRAGMA defer_foreign_keys = ON")  # the violation shows only at COMMIT
             db.execute("INSERT INTO entrants (tournament_id, entrant, bot_id, label) VALUES (7, 0, 7, 'x')")
         assert not store.db.in_transaction
-        store.create_tournament("t", 1, {}, BOTS, [])
-        assert [e.bot.label for e in store.entrants(store.tournament()["id"])] == ["x", "y"]
+        store.create_tournament("t", 1, SETTINGS, BOTS, [])
+        assert [e.bot.label for e in store.entrants(store.tournament().id)] == ["x", "y"]
 
 
 def test_migrations_run_statement_by_statement_and_only_for_writers(tmp_path: Path,
@@ -285,7 +311,7 @@ def test_a_full_disk_is_a_clear_error_and_keeps_what_was_stored(tmp_path: Path) 
     with mounted_tmpfs(tmp_path / "small", "1m") as disk:
         path = disk / "arena.sqlite"
         with Store(path, create=True) as store:
-            tid = store.create_tournament("t", 1, {}, BOTS, [Pair(i, 0, 1, i) for i in range(1000)])
+            tid = store.create_tournament("t", 1, SETTINGS, BOTS, [Pair(i, 0, 1, i) for i in range(1000)])
             stored = 0
             with pytest.raises(DiskFullError, match="disk is full") as info:
                 for i in range(1000):

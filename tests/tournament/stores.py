@@ -7,13 +7,14 @@ from pathlib import Path
 
 from arena.engine import Match, Rules
 from arena.engine.deals import Deals
-from arena.engine.records import EntrantRecord, HandRecord, MatchOutcome, Pair
+from arena.engine.records import EntrantRecord, HandRecord, MatchOutcome, Pair, TournamentSettings
 from results.store import Store
 
 # Two entrants, as a tournament's store enters them (the bots of every stored test tournament).
 BOTS = (EntrantRecord(name="x", version="1", fingerprint="f", path="/x", label="x"),
         EntrantRecord(name="y", version="1", fingerprint="g", path="/y", label="y"))
 RULES = Rules()
+SETTINGS = TournamentSettings.from_dict({"rules": RULES.to_dict()})
 PAIRS = 3
 
 
@@ -33,7 +34,7 @@ def make_store(path: Path, deals: Deals, seeds: list[int] | None = None, *, fini
     what the deals would give."""
     seeds = seeds or [deals.pair_seed(i) for i in range(PAIRS)]
     with Store(path, create=True) as store:
-        tid = store.create_tournament("t", deals.seed, {"rules": RULES.to_dict()}, BOTS,
+        tid = store.create_tournament("t", deals.seed, SETTINGS, BOTS,
                                       [Pair(i, 0, 1, seeds[i]) for i in range(PAIRS)], deal_key=deals.key)
         for i in range(PAIRS):
             halves = [played(seeds[i], f"p{i:05d}h{h}") for h in (0, 1)]

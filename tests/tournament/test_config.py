@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
-from arena.tournament import ConfigError, load_config
+from arena.engine.records import SprtSettings
+from arena.tournament import BotEntry, ConfigError, TournamentConfig, load_config
+from results.store import Store
+
+from .stores import BOTS
 
 pytestmark = pytest.mark.unit
 
@@ -120,3 +125,18 @@ def test_settings_built_in_code_are_checked_too() -> None:
         TournamentConfig(bots=(BotEntry(Path("a")), BotEntry(Path("b"))), concurrency=0)
     with pytest.raises(ConfigError, match="'cluster' must be a scheduler address"):
         TournamentConfig(bots=(BotEntry(Path("a")), BotEntry(Path("b"))), cluster="nowhere")
+
+
+def test_the_settings_the_store_keeps_are_the_config_as_json_with_what_results_read_typed(tmp_path: Path) -> None:
+    config = TournamentConfig(bots=(BotEntry(tmp_path / "a"), BotEntry(tmp_path / "b")), pairs_per_pairing=40,
+                              profile="santase", rule_options=(("match_target", 7),),
+                              sprt=SprtSettings(elo0=1.0, elo1=4.0, alpha=0.1, beta=0.2))
+    settings = config.settings()
+    assert settings.document == config.to_dict() and settings.rules == config.rules
+    assert settings.pairs_per_pairing == 40 and settings.sprt == config.sprt
+    with Store(tmp_path / "a.sqlite", create=True) as store:
+        store.create_tournament("t", 1, settings, BOTS, [])
+        stored = store.tournament()
+        text = store.db.execute("SELECT config_json FROM tournaments").fetchone()[0]
+    assert text == json.dumps(config.to_dict(), sort_keys=True)  # the stored form is unchanged
+    assert stored.settings == settings and TournamentConfig.from_dict(stored.settings.document) == config

@@ -11,7 +11,7 @@ from arena.engine.records import ChangedBot, Pair
 from arena.matchplay import MatchSettings
 from arena.runner import PairTask, ResultSink, RunReport
 from results.recording import Recording
-from tests.tournament.stores import BOTS
+from tests.tournament.stores import BOTS, SETTINGS
 
 pytestmark = pytest.mark.unit
 
@@ -20,7 +20,7 @@ PAIRS = {i: Pair(i, 0, 1, i) for i in range(3)}
 
 def test_a_withdrawal_is_stored_with_its_refused_pair(tmp_path: Path) -> None:
     with Recording(tmp_path / "a.sqlite") as results:
-        stored = results.create("t", 1, {}, BOTS, list(PAIRS.values()), Deals.public(1), {})
+        stored = results.create("t", 1, SETTINGS, BOTS, list(PAIRS.values()), Deals.public(1), {})
         sink = ResultSink(results, stored, RunReport(tmp_path, 3, 0), PAIRS, ("x", "y"))
         task = PairTask(0, 0, ("/x", "/y"), ("x", "y"), MatchSettings(), str(tmp_path), ("f", "g"))
         sink.refuse(task, (ChangedBot(1, "0123456789abcdef"),))
