@@ -7,6 +7,7 @@ import importlib
 import sys
 from collections.abc import Callable, Sequence
 
+from arena.commands.gcpause import paused_gc
 from arena.errors import ArenaError
 from results.errors import StoreError
 
@@ -55,7 +56,8 @@ def _command_in(argv: Sequence[str]) -> str | None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``arena`` command; returns the exit status."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = build_parser(_command_in(argv)).parse_args(argv)
+    with paused_gc():  # the parser imports the command's module
+        args = build_parser(_command_in(argv)).parse_args(argv)
     func: Command = args.func
     try:
         return func(args)

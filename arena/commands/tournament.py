@@ -9,6 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from arena.commands.gcpause import paused_gc
+
 if TYPE_CHECKING:  # for annotations only: this module imports the library inside its functions
     from arena.runner import RunReport
     from arena.tournament import BotEntry, TournamentConfig
@@ -44,8 +46,9 @@ def _cluster(text: str) -> str:
 def _print_leaderboard(out: Path, fmt: str = "table", crosstable: bool = False, rating: str | None = None,
                        **bt: int) -> None:
     """Print the leaderboard of the output folder and write its JSON and CSV exports there."""
-    from results.leaderboard import build_leaderboard
-    from results.store import DB_NAME, Store
+    with paused_gc():
+        from results.leaderboard import build_leaderboard
+        from results.store import DB_NAME, Store
 
     with Store(out / DB_NAME, readonly=True) as store:
         board = build_leaderboard(store, None, rating=rating, **bt)
@@ -115,12 +118,13 @@ def _bot_entry(text: str) -> BotEntry:
 
 
 def _run(config: TournamentConfig, args: argparse.Namespace) -> int:
-    from arena.logsetup import setup_logging
-    from arena.commands.run import run_tournament
-    from arena.output import LOG_NAME, hold_output
-    from arena.runner import prepare_entrants
-    from arena.tournament import ConfigError, unvalidated_entrants
-    from results.store import DB_NAME
+    with paused_gc():  # the whole runner, before it forks its workers
+        from arena.logsetup import setup_logging
+        from arena.commands.run import run_tournament
+        from arena.output import LOG_NAME, hold_output
+        from arena.runner import prepare_entrants
+        from arena.tournament import ConfigError, unvalidated_entrants
+        from results.store import DB_NAME
 
     if not config.allow_unvalidated:
         missing = unvalidated_entrants(config)
