@@ -28,7 +28,7 @@ from arena.engine import Rules
 from arena.engine.records import Fault, FaultKind, MatchOutcome
 from arena.faults import FaultPolicy
 from arena.referee import Referee, Refereeing
-from arena.session import BotSession, Launch, greet, launch_session, raise_descriptor_limit
+from arena.session import BotSession, Launch, close_sessions, greet, launch_session, raise_descriptor_limit
 
 log = logging.getLogger(__name__)
 
@@ -148,8 +148,7 @@ class SessionPool:
 
     def close(self) -> None:
         """Shut every session down, then the context and the socket folder."""
-        for session in self.idle + self.retiring + self._prepared:
-            session.close()
+        close_sessions(self.idle + self.retiring + self._prepared)
         self._prepared.clear()
         self.idle.clear()
         self.retiring.clear()

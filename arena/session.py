@@ -37,6 +37,7 @@ import socket
 import struct
 import time
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -303,6 +304,20 @@ class BotSession:
         self.socket.disable_monitor()
         self.monitor.close(linger=0)
         self.socket.close(linger=0)
+
+
+def close_sessions(sessions: Sequence[BotSession]) -> None:
+    """Close several sessions together, one thread each: stopping a sandbox is mostly waiting
+    for the kernel (the group frozen and emptied, bubblewrap reaped, the group removed), and
+    the waits of a pool's processes then overlap instead of adding up."""
+    open_ones = [session for session in sessions if session.state is not SessionState.CLOSED]
+    if len(open_ones) < 2:
+        for session in open_ones:
+            session.close()
+        return
+    with ThreadPoolExecutor(max_workers=len(open_ones), thread_name_prefix="session-close") as closing:
+        for done in [closing.submit(session.close) for session in open_ones]:
+            done.result()
 
 
 def _power_of_ten(n: int) -> bool:
