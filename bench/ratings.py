@@ -16,6 +16,7 @@ import time
 from results.bradley_terry import bradley_terry
 from results.pairgames import pair_games
 from results.ratings import Rating, RatingEnv, rate_in_schedule_order
+from results.store import MatchRow
 
 
 def main() -> None:
@@ -34,8 +35,9 @@ def main() -> None:
             a_wins = rng.random() < 1 / (1 + 10 ** (strength[b] - strength[a]))
             halves.append((a, b) if a_wins else (b, a))
             seats = (a, b) if half == 0 else (b, a)
-            rows.append({"pair_index": index, "half": half, "seat0": seats[0], "seat1": seats[1],
-                         "winner_seat": seats.index(halves[-1][0]), "void": 0})
+            rows.append(MatchRow(id=len(rows), pair_index=index, half=half, match_id="", seed=0, seat0=seats[0],
+                                 seat1=seats[1], winner_seat=seats.index(halves[-1][0]), score0=0, score1=0,
+                                 forfeit=False, void=False, hands=0, interrupted_json=None))
         pairs.append((index, halves))
     env = RatingEnv()
     start = time.perf_counter()

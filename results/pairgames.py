@@ -10,22 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol
 
-
-class MatchRow(Protocol):
-    """A stored match row (``sqlite3.Row`` or a dict with its columns)."""
-
-    def __getitem__(self, column: str, /) -> Any: ...
+from .store import MatchRow
 
 
 def stored_result(match: MatchRow) -> tuple[int, int] | None:
     """A stored match as ``(winner entrant, loser entrant)``, from the entrants on its seats;
     None for a void match (or one without a winner)."""
-    winner_seat = match["winner_seat"]
-    if match["void"] or winner_seat is None:
+    winner_seat = match.winner_seat
+    if match.void or winner_seat is None:
         return None
-    seats = (match["seat0"], match["seat1"])
+    seats = match.seats
     return seats[winner_seat], seats[1 - winner_seat]
 
 
@@ -49,8 +44,8 @@ def pair_games(matches: Iterable[MatchRow]) -> list[PairGames]:
     """Stored match rows (``Store.matches``) grouped into pairs, in schedule order."""
     found: dict[int, list[int]] = {}  # pair index -> [a, b, a_wins, b_wins]
     for match in matches:
-        seats = (match["seat0"], match["seat1"])
-        entry = found.setdefault(match["pair_index"], [*(seats if match["half"] == 0 else seats[::-1]), 0, 0])
+        seats = match.seats
+        entry = found.setdefault(match.pair_index, [*(seats if match.half == 0 else seats[::-1]), 0, 0])
         result = stored_result(match)
         if result is not None:
             entry[2 if result[0] == entry[0] else 3] += 1

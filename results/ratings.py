@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 import trueskill
 
-from .pairgames import MatchRow, stored_result
+from .pairgames import stored_result
+from .store import MatchRow
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +86,7 @@ def stored_pair_results(matches: Iterable[MatchRow]) -> dict[int, PairResults]:
     each; the runner, too, rates a pair from the rows it has just stored)."""
     by_pair: dict[int, PairResults] = {}
     for match in matches:
-        by_pair.setdefault(match["pair_index"], []).append(stored_result(match))
+        by_pair.setdefault(match.pair_index, []).append(stored_result(match))
     return by_pair
 
 

@@ -18,11 +18,12 @@ import json
 import logging
 import os
 import sqlite3
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from arena.engine.deals import Deals
 from arena.engine.records import EntrantRecord, HandRecord, MatchOutcome, Pair, TournamentSettings
@@ -209,6 +210,46 @@ class TournamentRow:
     settings: TournamentSettings
     created_at: str
     finished_at: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class MatchRow:
+    """A stored match: its row ``id``, place in the schedule (``pair_index``, ``half``), ``match_id``
+    and ``seed``; the entrants on seats 0 and 1; the winner's seat (None: void or no winner), the
+    score, whether it ended by forfeit or was void, how many hands were stored, and the record of
+    a hand a fault cut short (``interrupted_json``; read it with ``hand_record``)."""
+
+    id: int
+    pair_index: int
+    half: int
+    match_id: str
+    seed: int
+    seat0: int
+    seat1: int
+    winner_seat: int | None
+    score0: int
+    score1: int
+    forfeit: bool
+    void: bool
+    hands: int
+    interrupted_json: str | None
+
+    @classmethod
+    def of(cls, row: Sequence[Any]) -> MatchRow:
+        """The record of a row selected as ``_MATCH_COLUMNS``."""
+        (id_, pair_index, half, match_id, seed, seat0, seat1, winner_seat, score0, score1, forfeit, void, hands,
+         interrupted_json) = row
+        return cls(id_, pair_index, half, match_id, seed, seat0, seat1, winner_seat, score0, score1, bool(forfeit),
+                   bool(void), hands, interrupted_json)
+
+    @property
+    def seats(self) -> tuple[int, int]:
+        """The entrants on seat 0 and seat 1."""
+        return self.seat0, self.seat1
+
+
+_MATCH_COLUMNS = ("id, pair_index, half, match_id, seed, seat0, seat1, winner_seat, score0, score1, forfeit, void, "
+                  "hands, interrupted_json")
 
 
 class DiskFullError(StoreError, OSError):
@@ -579,20 +620,30 @@ class Store:
                                (tid,))
         return {row[0] for row in rows}
 
-    def matches(self, tid: int, pair_index: int | None = None) -> list[sqlite3.Row]:
+    def matches(self, tid: int, pair_index: int | None = None) -> list[MatchRow]:
         """Every stored match in schedule order (pair index, then half); only one pair's with ``pair_index``."""
         if pair_index is not None:
-            return self.db.execute("SELECT * FROM matches WHERE tournament_id = ? AND pair_index = ? ORDER BY half",
-                                   (tid, pair_index)).fetchall()
-        return self.db.execute(
-            "SELECT * FROM matches WHERE tournament_id = ? ORDER BY pair_index, half", (tid,)
-        ).fetchall()
+            rows = self.db.execute(f"SELECT {_MATCH_COLUMNS} FROM matches WHERE tournament_id = ? AND pair_index = ? "
+                                   "ORDER BY half", (tid, pair_index))
+        else:
+            rows = self.db.execute(f"SELECT {_MATCH_COLUMNS} FROM matches WHERE tournament_id = ? "
+                                   "ORDER BY pair_index, half", (tid,))
+        return [MatchRow.of(row) for row in rows]
 
-    def match_by_id(self, tid: int, match_id: str) -> sqlite3.Row | None:
+    def match_by_id(self, tid: int, match_id: str) -> MatchRow | None:
         """One match by its id (``p00012h1``)."""
-        row: sqlite3.Row | None = self.db.execute("SELECT * FROM matches WHERE tournament_id = ? AND match_id = ?",
-                                                  (tid, match_id)).fetchone()
-        return row
+        row = self.db.execute(f"SELECT {_MATCH_COLUMNS} FROM matches WHERE tournament_id = ? AND match_id = ?",
+                              (tid, match_id)).fetchone()
+        return None if row is None else MatchRow.of(row)
+
+    def latest_matches(self, tid: int, limit: int, entrants: Collection[int] | None = None) -> list[MatchRow]:
+        """The ``limit`` matches stored last, newest first; only those ``entrants`` played in, if given."""
+        sql, args = f"SELECT {_MATCH_COLUMNS} FROM matches WHERE tournament_id = ?", [tid]
+        if entrants is not None:
+            marks = ",".join("?" * len(entrants))
+            sql += f" AND (seat0 IN ({marks}) OR seat1 IN ({marks}))"
+            args += [*entrants, *entrants]
+        return [MatchRow.of(row) for row in self.db.execute(sql + " ORDER BY id DESC LIMIT ?", (*args, limit))]
 
     def hands(self, match_row: int) -> list[sqlite3.Row]:
         """A match's hands in order."""

@@ -18,7 +18,7 @@ from arena.engine.deals import DealMode, Deals, commitment
 from arena.engine.records import HandRecord
 
 from .errors import StoreError
-from .store import Store, hand_record
+from .store import MatchRow, Store, hand_record
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,13 +60,13 @@ def verify(store: Store, key: bytes | None = None, published: str | None = None)
                                             "the stored seed is not the one the deal source derives"))
     for match in store.matches(tid):
         report.matches += 1
-        seed = pair_seeds.get(match["pair_index"])
-        if match["seed"] != seed:
-            report.problems.append(Mismatch(match["match_id"], None, "the match seed is not its pair's seed"))
+        seed = pair_seeds.get(match.pair_index)
+        if match.seed != seed:
+            report.problems.append(Mismatch(match.match_id, None, "the match seed is not its pair's seed"))
         if source is not None:
-            seed = source.pair_seed(match["pair_index"])
-        replay = _Replay(match, rules, match["seed"] if seed is None else seed)
-        report.hands += replay.run(store.hands(match["id"]))
+            seed = source.pair_seed(match.pair_index)
+        replay = _Replay(match, rules, match.seed if seed is None else seed)
+        report.hands += replay.run(store.hands(match.id))
         report.problems.extend(replay.problems)
     return report
 
@@ -99,14 +99,14 @@ def _deal_source(deals: Deals, key: bytes | None, published: str | None, report:
 class _Replay:
     """One stored match driven through an engine ``Match`` on its seed."""
 
-    def __init__(self, match: sqlite3.Row, rules: Rules, seed: int) -> None:
+    def __init__(self, match: MatchRow, rules: Rules, seed: int) -> None:
         self.row = match
         self.rules = rules
         self.engine = Match(rules, seed=seed)
         self.problems: list[Mismatch] = []
 
     def _fail(self, hand_index: int | None, problem: str) -> None:
-        self.problems.append(Mismatch(self.row["match_id"], hand_index, problem))
+        self.problems.append(Mismatch(self.row.match_id, hand_index, problem))
 
     def run(self, hands: list[sqlite3.Row]) -> int:
         """Replay the stored hands, then check the score and winner; returns the hands replayed."""
@@ -116,7 +116,7 @@ class _Replay:
                 break
             replayed += 1
         else:
-            index, interrupted = self.engine.hand_index, self.row["interrupted_json"]
+            index, interrupted = self.engine.hand_index, self.row.interrupted_json
             record = self._record(index, interrupted) if interrupted else None
             if record is not None and self._deal_matches(index, record):
                 self._actions(index, record.actions, finishes=False)
@@ -183,17 +183,17 @@ class _Replay:
 
     def _outcome(self, stored_hands: int) -> None:
         row, engine = self.row, self.engine
-        score = (row["score0"], row["score1"])
+        score = (row.score0, row.score1)
         if score != engine.score:
             self._fail(None, f"stored score {score[0]}-{score[1]}, the hands add up to "
                              f"{engine.score[0]}-{engine.score[1]}")
-        if row["hands"] != stored_hands:
-            self._fail(None, f"says {row['hands']} hands, {stored_hands} are stored")
-        winner = row["winner_seat"]
-        if row["void"]:
+        if row.hands != stored_hands:
+            self._fail(None, f"says {row.hands} hands, {stored_hands} are stored")
+        winner = row.winner_seat
+        if row.void:
             if winner is not None:
                 self._fail(None, "a void match has a winner")
-        elif row["forfeit"]:
+        elif row.forfeit:
             if winner is None or engine.is_over:
                 self._fail(None, "a forfeit needs a winner and a match that was not over")
         elif not engine.is_over:

@@ -220,26 +220,26 @@ def cmd_show(args: argparse.Namespace) -> int:
         tid = store.tournament().id
         match = store.match_by_id(tid, args.match)
         if match is None:
-            ids = [m["match_id"] for m in store.matches(tid)[:5]]
+            ids = [m.match_id for m in store.matches(tid)[:5]]
             print(f"arena: error: no match {args.match!r} in {args.dir} (ids look like {', '.join(ids)})",
                   file=sys.stderr)
             return 2
         labels = [e.bot.label for e in store.entrants(tid)]
-        names = (labels[match["seat0"]], labels[match["seat1"]])
-        hands = store.hands(match["id"])
+        names = (labels[match.seat0], labels[match.seat1])
+        hands = store.hands(match.id)
         faults = [f for f in store.faults(tid) if f["match_id"] == args.match]
-    print(f"{match['match_id']}: {names[0]} (seat 0) vs {names[1]} (seat 1), seed {match['seed']}")
+    print(f"{match.match_id}: {names[0]} (seat 0) vs {names[1]} (seat 1), seed {match.seed}")
     for row in hands:
         first, *rest = hand_lines(hand_record(row["record_json"]), names)
         print(f"\nHand {row['hand_index'] + 1}: {first}")
         print("\n".join(rest))
     for fault in faults:
         print(f"\nFAULT {fault['kind']} by {fault['seat'] if fault['seat'] is not None else 'arena'}: {fault['detail']}")
-    if match["void"]:
+    if match.void or match.winner_seat is None:
         print("\nvoid match (harness fault), not rated")
     else:
-        how = "by forfeit" if match["forfeit"] else f"{match['score0']}-{match['score1']}"
-        print(f"\n{names[match['winner_seat']]} wins {how}")
+        how = "by forfeit" if match.forfeit else f"{match.score0}-{match.score1}"
+        print(f"\n{names[match.winner_seat]} wins {how}")
     return 0
 
 

@@ -89,7 +89,7 @@ def build_board(store: Store, db: ServerDB, env: RatingEnv | None = None, *, boo
     excluded = {e.number for e in entrants if (bot := bots.get(e.bot.name.lower())) and bot.disabled}
     wins = [0] * len(entrants)
     losses = [0] * len(entrants)
-    included = [m for m in store.matches(tid) if not excluded.intersection((m["seat0"], m["seat1"]))]
+    included = [m for m in store.matches(tid) if not excluded.intersection(m.seats)]
     by_pair = stored_pair_results(included)
     for results in by_pair.values():
         for result in results:

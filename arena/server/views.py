@@ -25,7 +25,7 @@ from arena.server.standings import Board, BoardCache, LADDER_DIR, label_of, ladd
 from arena.server.validator import VALIDATION_LOGS
 from arena.server.web import page
 from results.report.model import match_replay
-from results.store import Store
+from results.store import MatchRow, Store
 
 RECENT_MATCHES = 50
 LOG_FILES = 20
@@ -87,12 +87,11 @@ def _labels(store: Store, tid: int) -> dict[int, str]:
     return {e.number: e.bot.label for e in store.entrants(tid)}
 
 
-def _match_line(row: Any, labels: dict[int, str]) -> dict[str, Any]:
-    names = [labels[row["seat0"]], labels[row["seat1"]]]
-    winner = None if row["winner_seat"] is None or row["void"] else names[row["winner_seat"]]
-    return {"match_id": row["match_id"], "names": names, "winner": winner, "score": [row["score0"], row["score1"]],
-            "forfeit": bool(row["forfeit"]), "void": bool(row["void"]), "hands": row["hands"],
-            "url": f"/matches/{row['match_id']}"}
+def _match_line(row: MatchRow, labels: dict[int, str]) -> dict[str, Any]:
+    names = [labels[row.seat0], labels[row.seat1]]
+    winner = None if row.winner_seat is None or row.void else names[row.winner_seat]
+    return {"match_id": row.match_id, "names": names, "winner": winner, "score": [row.score0, row.score1],
+            "forfeit": row.forfeit, "void": row.void, "hands": row.hands, "url": f"/matches/{row.match_id}"}
 
 
 def recent_matches(request: Request, bot: str | None = None, limit: int = RECENT_MATCHES) -> list[dict[str, Any]]:
@@ -102,16 +101,12 @@ def recent_matches(request: Request, bot: str | None = None, limit: int = RECENT
             return []
         tid = store.tournament().id
         labels = _labels(store, tid)
-        sql, args = "SELECT * FROM matches WHERE tournament_id = ?", [tid]
+        mine = None
         if bot is not None:
             mine = [e.number for e in store.entrants(tid) if e.bot.name.lower() == bot.lower()]
             if not mine:
                 return []
-            marks = ",".join("?" * len(mine))
-            sql += f" AND (seat0 IN ({marks}) OR seat1 IN ({marks}))"
-            args += mine + mine
-        rows = store.db.execute(sql + " ORDER BY id DESC LIMIT ?", (*args, limit)).fetchall()
-        return [_match_line(row, labels) for row in rows]
+        return [_match_line(row, labels) for row in store.latest_matches(tid, limit, mine)]
 
 
 def match_json(request: Request) -> dict[str, Any]:
@@ -123,11 +118,11 @@ def match_json(request: Request) -> dict[str, Any]:
         if store is None or row is None:
             raise HTTPError(404, f"no match {match_id!r}")
         labels = _labels(store, tid)
-        faults = store.db.execute("SELECT * FROM faults WHERE match_row = ? ORDER BY id", (row["id"],)).fetchall()
+        faults = store.db.execute("SELECT * FROM faults WHERE match_row = ? ORDER BY id", (row.id,)).fetchall()
         records = [json.loads(f["fault_json"]) for f in faults]
         fault_hands = {r.get("hand_index") for r in records if isinstance(r.get("hand_index"), int)}
         line = _match_line(row, labels)
-        replay = match_replay(row, store.hands(row["id"]), (line["names"][0], line["names"][1]), fault_hands)
+        replay = match_replay(row, store.hands(row.id), (line["names"][0], line["names"][1]), fault_hands)
     line["faults"] = [{"kind": f["kind"], "seat": f["seat"], "detail": f["detail"]} for f in faults]
     line["replay"] = replay
     return line

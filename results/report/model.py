@@ -22,7 +22,7 @@ from arena.engine.view import organiser_events
 from ..leaderboard import Leaderboard, build_leaderboard
 from ..pairgames import stored_result
 from ..ratings import RatingEnv
-from ..store import Store, StoredEntrant, TournamentRow, hand_record
+from ..store import MatchRow, Store, StoredEntrant, TournamentRow, hand_record
 
 SUIT_SYMBOLS = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}
 REASON_TEXT = {
@@ -186,7 +186,7 @@ def hand_steps(hand: Hand, actions: Sequence[str], names: tuple[str, str],
     return steps
 
 
-def match_replay(match: sqlite3.Row, hand_rows: list[sqlite3.Row], names: tuple[str, str],
+def match_replay(match: MatchRow, hand_rows: list[sqlite3.Row], names: tuple[str, str],
                  fault_hands: Collection[int] = ()) -> list[dict[str, Any]]:
     """Every stored hand of a match, plus the hand a fault interrupted, as replay data.
 
@@ -197,7 +197,7 @@ def match_replay(match: sqlite3.Row, hand_rows: list[sqlite3.Row], names: tuple[
     hand, it is shown as the engine deals it, with no actions.
     """
     records = [hand_record(row["record_json"]) for row in hand_rows]
-    engine_match: Match | None = Match(records[0].rules if records else Rules(), seed=match["seed"])
+    engine_match: Match | None = Match(records[0].rules if records else Rules(), seed=match.seed)
     hands: list[dict[str, Any]] = []
 
     def replay(record: HandRecord) -> None:
@@ -227,8 +227,8 @@ def match_replay(match: sqlite3.Row, hand_rows: list[sqlite3.Row], names: tuple[
 
     for record in records:
         replay(record)
-    if match["interrupted_json"]:
-        replay(hand_record(match["interrupted_json"]))
+    if match.interrupted_json:
+        replay(hand_record(match.interrupted_json))
     elif len(records) in fault_hands and engine_match is not None and not engine_match.is_over:
         dealt = engine_match.hand
         replay(HandRecord(dealt.rules, dealt.deck, dealt.dealer, ()))
@@ -338,10 +338,10 @@ def _load(store: Store, env: RatingEnv) -> ReportData:
     behaviour = {e: Behaviour() for e in range(len(entrants))}
     opponents: dict[int, dict[int, OpponentLine]] = {e: {} for e in range(len(entrants))}
     matches = []
-    for row in store.matches(tid):
-        seats = (row["seat0"], row["seat1"])
+    for match in store.matches(tid):
+        seats = match.seats
         names = (labels[seats[0]], labels[seats[1]])
-        match_hands = hands.get(row["id"], [])
+        match_hands = hands.get(match.id, [])
         points = [0, 0]
         for hand in match_hands:
             if hand["winner_seat"] is not None:
@@ -354,7 +354,7 @@ def _load(store: Store, env: RatingEnv) -> ReportData:
             line.hands += len(match_hands)
             line.points_for += points[seat]
             line.points_against += points[1 - seat]
-            result = stored_result(row)
+            result = stored_result(match)
             if result is None:
                 line.void += 1
             elif result[0] == me:
@@ -362,21 +362,21 @@ def _load(store: Store, env: RatingEnv) -> ReportData:
             else:
                 line.losses += 1
         matches.append({
-            "id": row["id"],
-            "row": row,
-            "match_id": row["match_id"],
-            "pair_index": row["pair_index"],
-            "half": row["half"],
+            "id": match.id,
+            "row": match,
+            "match_id": match.match_id,
+            "pair_index": match.pair_index,
+            "half": match.half,
             "seats": seats,
             "names": names,
-            "winner_seat": row["winner_seat"],
-            "winner": None if row["winner_seat"] is None else seats[row["winner_seat"]],
-            "score": (row["score0"], row["score1"]),
-            "forfeit": bool(row["forfeit"]),
-            "void": bool(row["void"]),
-            "hands": row["hands"],
-            "interrupted": row["interrupted_json"] is not None,
-            "faults": faults_by_match.get(row["id"], []),
+            "winner_seat": match.winner_seat,
+            "winner": None if match.winner_seat is None else seats[match.winner_seat],
+            "score": (match.score0, match.score1),
+            "forfeit": match.forfeit,
+            "void": match.void,
+            "hands": match.hands,
+            "interrupted": match.interrupted_json is not None,
+            "faults": faults_by_match.get(match.id, []),
         })
     by_pair: dict[int, dict[int, tuple[float, float]]] = {}
     for snap in store.snapshots(tid):

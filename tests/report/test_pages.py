@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
@@ -37,7 +38,7 @@ def db(live_run: LiveRun) -> dict:
         return {
             "bots": [e.bot for e in store.entrants(tid)],
             "labels": [e.bot.label for e in store.entrants(tid)],
-            "matches": [dict(m) for m in store.matches(tid)],
+            "matches": [asdict(m) for m in store.matches(tid)],
             "hands": [dict(h) for h in store.all_hands(tid)],
             "faults": [dict(f) for f in store.faults(tid)],
         }

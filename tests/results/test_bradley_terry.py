@@ -11,6 +11,7 @@ import pytest
 from results.bradley_terry import ELO_PER_NAT, bradley_terry, fit_strengths, tied_groups, to_elo, win_matrix
 from results.pairgames import PairGames, pair_games
 from results.pairstats import head_to_head, trinomial
+from tests.tournament.stores import match_row
 
 pytestmark = pytest.mark.unit
 
@@ -120,12 +121,8 @@ def test_tied_groups_join_overlapping_rank_intervals() -> None:
 
 
 def test_pair_games_group_stored_rows_and_skip_void_halves() -> None:
-    rows = [
-        {"pair_index": 0, "half": 0, "seat0": 2, "seat1": 0, "winner_seat": 0, "void": 0},
-        {"pair_index": 0, "half": 1, "seat0": 0, "seat1": 2, "winner_seat": 1, "void": 0},
-        {"pair_index": 1, "half": 1, "seat0": 1, "seat1": 2, "winner_seat": 0, "void": 0},
-        {"pair_index": 1, "half": 0, "seat0": 2, "seat1": 1, "winner_seat": None, "void": 1},
-    ]
+    rows = [match_row(0, 0, (2, 0), 0), match_row(0, 1, (0, 2), 1), match_row(1, 1, (1, 2), 0),
+            match_row(1, 0, (2, 1), None, void=True)]
     assert pair_games(rows) == [PairGames(0, 2, 0, 2, 0), PairGames(1, 2, 1, 0, 1)]
     assert head_to_head(pair_games(rows)) == {(2, 0): trinomial(1, 0, 0), (0, 2): trinomial(0, 0, 1)}
 

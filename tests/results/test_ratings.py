@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import random
-import sqlite3
 
 import pytest
 
 from results.ratings import Rating, RatingEnv, ScheduleRater, rate_in_schedule_order, stored_pair_results
+from tests.tournament.stores import match_row
 
 pytestmark = pytest.mark.unit
 
@@ -48,13 +48,9 @@ def _pair(rng: random.Random) -> tuple[int, int] | None:
 
 
 def test_stored_rows_become_rating_input_per_pair_with_seats_mapped_to_entrants() -> None:
-    db = sqlite3.connect(":memory:")
-    db.row_factory = sqlite3.Row
-    db.execute("CREATE TABLE matches (pair_index, half, seat0, seat1, winner_seat, void)")
-    db.executemany("INSERT INTO matches VALUES (?, ?, ?, ?, ?, ?)", [
-        (0, 0, 2, 5, 0, 0), (0, 1, 5, 2, 0, 0),        # each seat wins once: entrant 2, then 5
-        (1, 0, 1, 3, 1, 0), (1, 1, 3, 1, None, 1),     # seat 1 (entrant 3) wins; a void half
-        (3, 0, 4, 0, 1, 1),                            # void even with a winner seat recorded
-    ])
-    rows = db.execute("SELECT * FROM matches ORDER BY pair_index, half").fetchall()
+    rows = [
+        match_row(0, 0, (2, 5), 0), match_row(0, 1, (5, 2), 0),               # each seat wins once: 2, then 5
+        match_row(1, 0, (1, 3), 1), match_row(1, 1, (3, 1), None, void=True),  # seat 1 (entrant 3) wins; a void half
+        match_row(3, 0, (4, 0), 1, void=True),                                # void even with a winner seat recorded
+    ]
     assert stored_pair_results(rows) == {0: [(2, 5), (5, 2)], 1: [(3, 1), None], 3: [None]}

@@ -178,8 +178,8 @@ def test_a_pair_is_stored_once_and_atomically(tmp_path: Path) -> None:
         with pytest.raises(StoreError, match="not in the schedule"):
             store.record_pair(tid, 7, [], [])
         assert len(store.matches(tid)) == 2 and store.finished_pairs(tid) == {0}
-        assert [m["match_id"] for m in store.matches(tid, 0)] == ["p00000h0", "p00000h1"] == [
-            m["match_id"] for m in store.matches(tid)]
+        assert [m.match_id for m in store.matches(tid, 0)] == ["p00000h0", "p00000h1"] == [
+            m.match_id for m in store.matches(tid)]
         assert store.matches(tid, 1) == []
         assert [r["after_pair"] for r in store.snapshots(tid)] == [0, 0]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from arena.engine import Match, Rules
 from arena.engine.deals import Deals
 from arena.engine.records import EntrantRecord, HandRecord, MatchOutcome, Pair, TournamentSettings
-from results.store import Store
+from results.store import MatchRow, Store
 
 # Two entrants, as a tournament's store enters them (the bots of every stored test tournament).
 BOTS = (EntrantRecord(name="x", version="1", fingerprint="f", path="/x", label="x"),
@@ -42,3 +42,11 @@ def make_store(path: Path, deals: Deals, seeds: list[int] | None = None, *, fini
         if finished:
             store.finish_tournament(tid)
     return path
+
+
+def match_row(pair_index: int, half: int, seats: tuple[int, int], winner_seat: int | None, void: bool = False, *,
+              seed: int = 0) -> MatchRow:
+    """A stored match row made up in code: ``seats`` are the entrants on seats 0 and 1."""
+    return MatchRow(id=0, pair_index=pair_index, half=half, match_id=f"p{pair_index:05d}h{half}", seed=seed,
+                    seat0=seats[0], seat1=seats[1], winner_seat=winner_seat, score0=0, score1=0, forfeit=False,
+                    void=void, hands=0, interrupted_json=None)

@@ -80,7 +80,7 @@ def test_a_store_from_before_secret_deals_migrates_and_reads_as_public(tmp_path:
     raw.commit()
     raw.close()
     with Store(path) as store:
-        assert store.pairs(1)[0]["seed"] == 1234567890123 and store.matches(1)[0]["seed"] == 1234567890123
+        assert store.pairs(1)[0]["seed"] == 1234567890123 and store.matches(1)[0].seed == 1234567890123
         assert store.deals(1) == Deals.public(42)
     assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
 
