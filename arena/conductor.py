@@ -105,12 +105,16 @@ class _Conductor:
         self.owed: dict[int, int] = {}  # id(session) -> requests it has not answered yet
         self.poller = zmq.Poller()
         self.by_socket: dict[zmq.Socket[bytes], tuple[BotSession, bool]] = {}
+        self.round = 0  # poll rounds so far: a bot's CPU counter is read at most once per round
+        self.answered: list[BotSession] = []  # sessions that answered this round: frozen before the next poll
 
     def run(self) -> list[MatchOutcome]:
         self._admit()
         next_liveness = time.monotonic() + _LIVENESS_S
         while self.playing:
+            self._freeze_idle()
             events = self.poller.poll(math.ceil(self._next_wait() * 1000.0))
+            self.round += 1
             now = time.monotonic()
             for sock, _ in events:
                 session, is_monitor = self.by_socket[sock]
@@ -129,7 +133,15 @@ class _Conductor:
                 next_liveness = now + _LIVENESS_S
             if self.ended:
                 self._admit()
+        self._freeze_idle()
         return [game.referee.outcome() for game in self.games]
+
+    def _freeze_idle(self) -> None:
+        """Freeze the bots that answered since the last poll and owe nothing now (not in between:
+        one asked again at once is not frozen and thawed for nothing)."""
+        for session in self.answered:
+            session.freeze_if_idle()
+        self.answered.clear()
 
     # ------------------------------------------------------------------ admitting
 
@@ -209,7 +221,7 @@ class _Conductor:
         seq = session.next_seq()
         payload = make_request(seq, decision.match_id, decision.seat, decision.view, decision.legal_actions,
                                decision.time_limit_ms, decision.bank_ms)
-        cpu_ns = session.begin_request()
+        cpu_ns = session.begin_request(self.round)
         now = time.monotonic()
         if not session.send(payload):
             self._lose(session, session.classify_loss())
@@ -257,7 +269,8 @@ class _Conductor:
         self._settle(session, key)
         game = pending.game
         game.waiting = False
-        cpu_ns = session.end_request()
+        cpu_ns = session.end_request(self.round)
+        self.answered.append(session)
         cpu_s = None if cpu_ns is None or pending.cpu_ns is None else (cpu_ns - pending.cpu_ns) / 1e9
         self._deliver_notices(game, game.referee.answer(reply.action, now - pending.sent_at, raw, cpu_s=cpu_s,
                                                         request=pending.request, stderr_tail=session.stderr_tail))
@@ -318,7 +331,8 @@ class _Conductor:
                        now: float, raw: bytes | None = None) -> None:
         """Charge ``kind`` to the seat that owes the answer to the request ``key``."""
         pending = self._settle(session, key)
-        session.end_request()
+        session.end_request(self.round)
+        self.answered.append(session)
         game = pending.game
         game.waiting = False
         fault = game.referee.fault_record(

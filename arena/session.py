@@ -116,6 +116,8 @@ class BotSession:
         self.served_pairs: set[Any] = set()
         self.load = 0  # matches this session is in right now
         self.outstanding = 0  # requests sent and not yet answered or faulted
+        self._cpu_round = -1  # the conductor's round in which ``_cpu`` was read
+        self._cpu: int | None = None
         self.socket: zmq.Socket[bytes] = ctx.socket(zmq.ROUTER)
         self.socket.setsockopt(zmq.LINGER, 0)
         self.socket.setsockopt(zmq.ROUTER_MANDATORY, 1)
@@ -154,23 +156,36 @@ class BotSession:
             log.info("send to %s failed: %s", self, exc)
             return False
 
-    def begin_request(self) -> int | None:
-        """A request is about to be sent: thaw the bot; its CPU nanoseconds so far."""
+    def begin_request(self, round_: int = -1) -> int | None:
+        """A request is about to be sent: thaw the bot; its CPU nanoseconds so far (read once per
+        ``round_`` of the conductor; -1 reads again)."""
         self.outstanding += 1
         if self.process is None:
             return None
         self.process.thaw()
-        return self.process.cpu_ns()
+        return self._cpu_ns(round_)
 
-    def end_request(self) -> int | None:
-        """A request was answered or faulted: freeze the bot if it owes no other answer (no
-        thinking on the opponent's time); its CPU nanoseconds so far."""
+    def end_request(self, round_: int = -1) -> int | None:
+        """A request was answered or faulted; its CPU nanoseconds so far (read once per ``round_``).
+
+        The caller freezes the bot with ``freeze_if_idle`` before it waits again: a bot that
+        answers and is asked again in the same round is not frozen and thawed in between.
+        """
         self.outstanding = max(0, self.outstanding - 1)
         if self.process is None:
             return None
-        if self.outstanding == 0:
+        return self._cpu_ns(round_)
+
+    def freeze_if_idle(self) -> None:
+        """Freeze the bot if it owes no answer in any game (no thinking on the opponent's time)."""
+        if self.outstanding == 0 and self.process is not None:
             self.process.freeze()
-        return self.process.cpu_ns()
+
+    def _cpu_ns(self, round_: int) -> int | None:
+        if round_ < 0 or round_ != self._cpu_round:
+            assert self.process is not None
+            self._cpu_round, self._cpu = round_, self.process.cpu_ns()
+        return self._cpu
 
     def receive(self, limit: int = RECEIVE_BATCH) -> list[bytes]:
         """The link's messages among the next ``limit`` waiting (frames from other routing ids are dropped)."""
