@@ -164,20 +164,30 @@ class _Session:
             ctx.term()
 
     def loop(self, sock: zmq.Socket[bytes]) -> int:
+        """Handle messages until one ends the session. Whatever is queued is read before the
+        next wait (several games' requests often arrive together), and one poller serves
+        every wait."""
         idle_s = self.settings.idle_timeout_s
         heard = time.monotonic()
+        poller = zmq.Poller()
+        poller.register(sock, zmq.POLLIN)
         while True:
-            if sock.poll(_POLL_MS, zmq.POLLIN):
-                heard = time.monotonic()
-                code = self.handle(sock, sock.recv())
-                if code is not None:
-                    return code
-            elif os.getppid() != self.parent:
-                self.say("parent process is gone; exiting")
-                return EXIT_ARENA_GONE
-            elif idle_s > 0 and time.monotonic() - heard > idle_s:
-                self.say(f"nothing from the arena for {idle_s:g} s; exiting")
-                return EXIT_ARENA_GONE
+            try:
+                data = sock.recv(zmq.NOBLOCK)
+            except zmq.Again:
+                if poller.poll(_POLL_MS):
+                    continue
+                if os.getppid() != self.parent:
+                    self.say("parent process is gone; exiting")
+                    return EXIT_ARENA_GONE
+                if idle_s > 0 and time.monotonic() - heard > idle_s:
+                    self.say(f"nothing from the arena for {idle_s:g} s; exiting")
+                    return EXIT_ARENA_GONE
+                continue
+            heard = time.monotonic()
+            code = self.handle(sock, data)
+            if code is not None:
+                return code
 
     def handle(self, sock: zmq.Socket[bytes], data: bytes) -> int | None:
         """Act on one arena message; an exit status ends the session."""
