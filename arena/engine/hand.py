@@ -9,13 +9,16 @@ forced single actions (R5.1) and logs the events the views are made of.
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .cards import CARD_NAMES, HIGH_CARDS, LOW_CARDS, SUITS, parse_deck
 from .core import _DO, ACTION_BITS, ACTION_INDEX, ACTION_NAMES, FOLLOW, SPECIAL_ACTIONS, Core, Phase
 from .errors import IllegalAction, MalformedAction
 from .result import HandResult
 from .rules import Rules
+
+if TYPE_CHECKING:
+    from .view import Rendered
 
 _DEFAULT_RULES = Rules()
 # Action strings by the parts of a legal mask, as the core's ``legal`` has them in ints.
@@ -32,7 +35,7 @@ GAME_POINTS_RANGE = (0, 3)
 class Hand:
     """One hand of Sixty-Six, from the deal to the result (docs/architecture.md#engine-api)."""
 
-    __slots__ = ("rules", "deck", "dealer", "to_move", "is_over", "_core", "_actions", "_result")
+    __slots__ = ("rules", "deck", "dealer", "to_move", "is_over", "_core", "_actions", "_result", "_rendered")
 
     rules: Rules
     deck: tuple[str, ...]
@@ -44,6 +47,7 @@ class Hand:
     _core: Core
     _actions: list[str]
     _result: HandResult | None
+    _rendered: Rendered | None  # what the views rendered of the log so far (view.py)
 
     # ----------------------------------------------------------------- construction
 
@@ -104,6 +108,7 @@ class Hand:
         hand._core = core
         hand._actions = []
         hand._result = None
+        hand._rendered = None
         hand._sync()
         return hand
 
@@ -116,6 +121,7 @@ class Hand:
         new._core = self._core.copy()
         new._actions = self._actions[:]
         new._result = self._result
+        new._rendered = None
         new.to_move = self.to_move
         new.is_over = self.is_over
         return new

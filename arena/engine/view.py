@@ -53,6 +53,7 @@ def hand_view(hand: Hand, seat: int) -> dict[str, Any]:
     to_move = None if result is not None else core.to_move
     log = core.log
     assert log is not None
+    rendered = Rendered.of(hand, log)
     return {
         "seat": seat,
         "dealer": hand.dealer,
@@ -68,7 +69,7 @@ def hand_view(hand: Hand, seat: int) -> dict[str, Any]:
         "opponent_known": [CARD_NAMES[c] for c in cards_of(core.shown[opponent] & core.hands[opponent])],
         "lead": _name(core.lead),
         "pending_meld": SUITS[core.pending_meld] if core.pending_meld >= 0 else None,
-        "tricks": _tricks(log),
+        "tricks": rendered.finished_tricks(),
         "marriages": [
             {"seat": e[1], "suit": SUITS[e[2]], "value": e[3], "valid": tricks_won[e[1]] > 0}
             for e in log if e[0] == "meld"
@@ -76,25 +77,59 @@ def hand_view(hand: Hand, seat: int) -> dict[str, Any]:
         "trick_points": list(core.trick_points),
         "tricks_won": list(tricks_won),
         "totals": core.totals[:],
-        "events": [_event(event, seat) for event in log],
+        "events": rendered.seat_events(seat),
         "legal_actions": hand.legal_actions() if to_move == seat else [],
         "result": result.to_dict() if result is not None else None,
     }
 
 
-def _tricks(log: list[Event]) -> list[dict[str, Any]]:
-    """The finished tricks of a hand's log, in order."""
-    tricks = []
-    lead: Event | None = None
-    for event in log:
-        if event[0] == "play":
-            if lead is None:
-                lead = event
-            else:
-                tricks.append({"leader": lead[1], "lead": CARD_NAMES[lead[2]], "follow": CARD_NAMES[event[2]],
-                               "winner": event[3]})
-                lead = None
-    return tricks
+class Rendered:
+    """What the views of one hand rendered of its log so far: each seat's events and the
+    finished tricks. The log only grows (a copied hand or one rebuilt from a view has a new
+    one), so a view renders only the entries after them; a different, shorter or rewritten
+    log starts over."""
+
+    __slots__ = ("log", "events", "tricks", "lead", "folded", "last")
+
+    def __init__(self, log: list[Event]) -> None:
+        self.log = log
+        self.events: tuple[list[dict[str, Any]], list[dict[str, Any]]] = ([], [])
+        self.tricks: list[dict[str, Any]] = []
+        self.lead: Event | None = None  # the lead of the trick in play at ``folded``
+        self.folded = 0  # log entries read into ``tricks``
+        self.last: Event | None = None  # the entry before ``folded``: a rewritten log shows there
+
+    @staticmethod
+    def of(hand: Hand, log: list[Event]) -> Rendered:
+        """``hand``'s record, started over unless ``log`` is the one it rendered, grown only."""
+        memo = hand._rendered
+        n = memo.folded if memo is not None else 0
+        if memo is None or memo.log is not log or len(log) < n or (n and log[n - 1] is not memo.last):
+            memo = hand._rendered = Rendered(log)
+        return memo
+
+    def seat_events(self, seat: int) -> list[dict[str, Any]]:
+        """``seat``'s view of every logged event (fresh dicts: a view is the caller's to change)."""
+        done = self.events[seat]
+        for event in self.log[len(done):]:
+            done.append(_event(event, seat))
+        return [event.copy() for event in done]
+
+    def finished_tricks(self) -> list[dict[str, Any]]:
+        """The finished tricks, in order (fresh dicts)."""
+        log, tricks, lead = self.log, self.tricks, self.lead
+        for event in log[self.folded:]:
+            if event[0] == "play":
+                if lead is None:
+                    lead = event
+                else:
+                    tricks.append({"leader": lead[1], "lead": CARD_NAMES[lead[2]], "follow": CARD_NAMES[event[2]],
+                                   "winner": event[3]})
+                    lead = None
+        self.lead, self.folded = lead, len(log)
+        if log:
+            self.last = log[-1]
+        return [trick.copy() for trick in tricks]
 
 
 def organiser_events(hand: Hand) -> list[dict[str, Any]]:
