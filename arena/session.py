@@ -68,6 +68,7 @@ RECEIVE_BATCH = 64  # messages (or connection events) handled per link and call:
 MAX_OWN_CONNECTIONS = 16  # connections a bot's sandbox may open to its endpoint before its hello
 _RCVHWM = 16  # messages queued per connection before libzmq stops reading it (the sender then blocks)
 _EVENTS = zmq.EVENT_ACCEPTED | zmq.EVENT_DISCONNECTED
+_MORE_NOBLOCK = zmq.SNDMORE | zmq.NOBLOCK  # combined once: a flag union costs two enum calls
 _PEERCRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
 _monitor_ids = itertools.count()
 
@@ -149,7 +150,7 @@ class BotSession:
         """Send one message to the bot; False if the link could not take it."""
         try:
             # send_multipart's two frames without its per-call checks (the conductor's hot path)
-            self.socket.send(self.identity, zmq.SNDMORE | zmq.NOBLOCK)
+            self.socket.send(self.identity, _MORE_NOBLOCK)
             self.socket.send(payload, zmq.NOBLOCK)
             return True
         except zmq.ZMQError as exc:
