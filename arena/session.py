@@ -16,7 +16,12 @@ accepted ``hello``. Nothing another peer does can cost the bot anything:
   after the hello; once the hello is accepted the socket's path is
   removed, so nobody can connect any more while the link stays up;
 - more than ``MAX_OWN_CONNECTIONS`` connections from the bot's own sandbox before its hello is
-  a ``protocol`` fault of that bot (it floods its own link);
+  a ``protocol`` fault of that bot (it floods its own link). The monitor names a connection
+  only by its descriptor, read after the fact, and libzmq gives the next connection the
+  descriptor a closed one freed: a peer that connects and disconnects over and over queues
+  ``ACCEPTED(N)`` after ``ACCEPTED(N)``, and each one finds whatever holds ``N`` when it is
+  read, maybe the bot's link. So a connection is known by its socket's inode and counts once,
+  however many events name it: a bot is charged only for connections it really opened;
 - only the link's own disconnect is a fault: the socket monitor names the descriptor of the
   connection that closed, and the link's descriptor is known from its ``hello``;
 - each connection queues at most ``_RCVHWM`` messages (a flooding peer then blocks itself),
@@ -111,7 +116,7 @@ class BotSession:
         self.dropped_replies = 0
         self.foreign_frames = 0  # frames from other routing ids, dropped
         self.foreign_connections = 0  # connections closed: from outside the sandbox, or after the hello
-        self.own_connections = 0  # connections from the bot's own sandbox before its hello
+        self._own_sockets: set[int] = set()  # inodes of the connections from its own sandbox before its hello
         self.link_fd: int | None = None  # the descriptor of the link's connection, known from the hello
         self.death: Fault | None = None
         self.served_pairs: set[Any] = set()
@@ -135,6 +140,11 @@ class BotSession:
     def __repr__(self) -> str:
         pid = self.process.pid if self.process else None
         return f"<BotSession {self.name} pid={pid} {self.state.value}>"
+
+    @property
+    def own_connections(self) -> int:
+        """Distinct connections from the bot's own sandbox seen before its hello."""
+        return len(self._own_sockets)
 
     @property
     def alive(self) -> bool:
@@ -247,7 +257,7 @@ class BotSession:
             own = self.process.owns(_peer_pid(conn)) if self.process is not None else False
             if self.link_fd is None and own is not False:
                 if own:  # unknown (no right to look): neither closed nor counted
-                    self.own_connections += 1
+                    self._own_sockets.add(os.fstat(conn.fileno()).st_ino)  # once, however many events name it
                 return
             self.foreign_connections += 1
             log.debug("link of %s: closed connection %d (%s)", self.name, fd,
