@@ -245,7 +245,8 @@ class _Conductor:
                 session.send(make_hand_over(match_id, notice.seat, notice.view, notice.score, notice.carry))
             else:
                 session.send(make_match_over(match_id, notice.seat, notice.score, notice.winner,
-                                             hands=notice.hands, forfeit=notice.forfeit, fault=notice.fault))
+                                             hands=notice.hands, forfeit=notice.forfeit,
+                                             fault=None if notice.fault is None else notice.fault.to_wire()))
         game.notices.clear()
 
     # ------------------------------------------------------------------ receiving

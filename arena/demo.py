@@ -12,8 +12,9 @@ from arena.render import hand_lines
 def random_policy_action(hand: Hand, rng: random.Random) -> str:
     """Uniform over the legal actions, declaring exactly at 66 or more (never falsely)."""
     legal = hand.legal_actions()
+    seat = hand.to_move
     if "declare" in legal:
-        if hand.total(hand.to_move) >= 66:  # type: ignore[arg-type]
+        if seat is not None and hand.total(seat) >= 66:
             return "declare"
         legal.remove("declare")
     return rng.choice(legal)

@@ -14,7 +14,7 @@ import logging
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -83,7 +83,7 @@ class SessionPool:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def find(self, manifest: Manifest, pair_key: Any = None, *, exclude: tuple[BotSession, ...] = (),
+    def find(self, manifest: Manifest, pair_key: Hashable | None = None, *, exclude: tuple[BotSession, ...] = (),
              room: bool = True) -> BotSession | None:
         """A live session of ``manifest``'s bot that has not served ``pair_key``, is not in
         ``exclude`` and (with ``room``) plays fewer games than it was granted; None if there is none."""
@@ -94,7 +94,7 @@ class SessionPool:
                 return session
         return None
 
-    def prepare(self, manifests: tuple[Manifest, Manifest], pair_key: Any = None) -> None:
+    def prepare(self, manifests: tuple[Manifest, Manifest], pair_key: Hashable | None = None) -> None:
         """Start the processes that acquiring both seats of a match (seat 0 first) will need, and
         shake hands with them, together: Python bots take a fifth of a second to start, so two
         at once instead of one after the other. ``acquire`` hands them out."""
@@ -105,7 +105,7 @@ class SessionPool:
             self._prepared += [launch.session for launch in launches]
             greet(launches, rules=self.settings.rules.to_dict())
 
-    def acquire(self, manifest: Manifest, pair_key: Any = None, *,
+    def acquire(self, manifest: Manifest, pair_key: Hashable | None = None, *,
                 exclude: tuple[BotSession, ...] = ()) -> BotSession:
         """A ready session of ``manifest``'s bot that has not served ``pair_key`` and is not in
         ``exclude`` (the other seat's session: one process never plays both seats of a match);
@@ -162,8 +162,8 @@ class MatchSpec:
 
     manifests: tuple[Manifest, Manifest]
     match_id: str
-    seed: Any
-    pair_key: Any = None
+    seed: int | str
+    pair_key: Hashable | None = None
     names: tuple[str, str] | None = None
 
 
@@ -288,9 +288,9 @@ def play_match(
     pool: SessionPool,
     manifests: tuple[Manifest, Manifest],
     match_id: str,
-    seed: Any,
+    seed: int | str,
     *,
-    pair_key: Any = None,
+    pair_key: Hashable | None = None,
     names: tuple[str, str] | None = None,
 ) -> MatchOutcome:
     """Play one match, seat 0 = ``manifests[0]``; sessions come from (and return to) ``pool``."""

@@ -41,6 +41,25 @@ class Decision:
 
 
 @dataclass(frozen=True, slots=True)
+class FaultNote:
+    """What ``match_over`` tells both bots of the fault that ended a match (protocol/PROTOCOL.md
+    section 9): the seat charged (None: the harness's), the kind and the detail."""
+
+    seat: int | None
+    kind: FaultKind
+    detail: str
+
+    @classmethod
+    def of(cls, fault: Fault) -> FaultNote:
+        """The note of ``fault``."""
+        return cls(fault.seat, fault.kind, fault.detail)
+
+    def to_wire(self) -> dict[str, Any]:
+        """The ``fault`` object of a ``match_over`` message."""
+        return {"seat": self.seat, "kind": str(self.kind), "detail": self.detail}
+
+
+@dataclass(frozen=True, slots=True)
 class Notice:
     """A notification for one seat: ``hand_over`` (with the final view) or ``match_over``."""
 
@@ -52,7 +71,7 @@ class Notice:
     winner: int | None = None
     hands: int = 0
     forfeit: bool = False
-    fault: dict[str, Any] | None = None
+    fault: FaultNote | None = None
 
 
 def build_fault(kind: FaultKind, seat: int, detail: str, *, bot: str, match_id: str, hand_index: int,
@@ -118,7 +137,7 @@ class Referee:
     def __init__(
         self,
         match_id: str,
-        seed: Any,
+        seed: int | str,
         rules: Rules,
         names: tuple[str, str],
         time_control: TimeControl | None = None,
@@ -236,10 +255,10 @@ class Referee:
 
     def _match_over_notices(self, fault: Fault | None) -> list[Notice]:
         outcome = self.outcome()
-        brief = None if fault is None else {"seat": fault.seat, "kind": str(fault.kind), "detail": fault.detail}
+        note = None if fault is None else FaultNote.of(fault)
         return [
             Notice(seat=s, kind="match_over", score=outcome.score, winner=outcome.winner,
-                   hands=len(outcome.results), forfeit=outcome.forfeit, fault=brief)
+                   hands=len(outcome.results), forfeit=outcome.forfeit, fault=note)
             for s in (0, 1)
         ]
 

@@ -41,7 +41,7 @@ import secrets
 import socket
 import struct
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Hashable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from enum import Enum
@@ -119,7 +119,7 @@ class BotSession:
         self._own_sockets: set[int] = set()  # inodes of the connections from its own sandbox before its hello
         self.link_fd: int | None = None  # the descriptor of the link's connection, known from the hello
         self.death: Fault | None = None
-        self.served_pairs: set[Any] = set()
+        self.served_pairs: set[Hashable] = set()
         self.load = 0  # matches this session is in right now
         self.outstanding = 0  # requests sent and not yet answered or faulted
         self._cpu_round = -1  # the conductor's round in which ``_cpu`` was read

@@ -35,7 +35,7 @@ def cmd_reveal(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the subcommand."""
     reveal = sub.add_parser("reveal", help="print a finished tournament's secret deal key (for 'arena verify --key')")
     reveal.add_argument("dir", metavar="DIR")

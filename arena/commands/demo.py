@@ -15,7 +15,7 @@ def cmd_play_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the subcommand."""
     demo = sub.add_parser("play-demo", help="play one seeded match between two in-process random policies")
     demo.add_argument("--seed", type=int, default=1, help="match seed (default 1)")

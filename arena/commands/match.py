@@ -52,11 +52,12 @@ def cmd_match(args: argparse.Namespace) -> int:
             if value:
                 print(f"  {label}: {value.strip()}")
     score = f"{outcome.score[0]}-{outcome.score[1]}"
-    if outcome.void:
+    winner = outcome.winner
+    if outcome.void or winner is None:
         print(f"\nvoid match (harness fault), score {score}")
     else:
         how = "by forfeit" if outcome.forfeit else score
-        print(f"\n{names[outcome.winner]} (seat {outcome.winner}) wins {how}")  # type: ignore[index]
+        print(f"\n{names[winner]} (seat {winner}) wins {how}")
     print(f"bot logs: {run_dir}")
     return 0
 
@@ -68,7 +69,7 @@ def _megabytes(text: str) -> int:
     return value
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the subcommand."""
     match = sub.add_parser("match", help="play one match between two bot folders as separate processes (public, "
                                          "predictable deals from --seed; for development)")

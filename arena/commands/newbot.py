@@ -15,7 +15,7 @@ def cmd_new_bot(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the subcommand."""
     parser = sub.add_parser("new-bot", help="scaffold a working bot folder (Python, using the SDK)")
     parser.add_argument("name", metavar="NAME", help="the bot's name (letters, digits, - and _)")

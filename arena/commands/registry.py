@@ -16,7 +16,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
     from arena.submission import ValidationFailed, submit
 
     try:
-        done = submit(args.bot_dir, args.registry, settings=settings_from(args))  # type: ignore[arg-type]
+        done = submit(args.bot_dir, args.registry, settings=settings_from(args))
     except ValidationFailed as exc:
         print("\n".join(exc.report.lines()))
         print(f"arena: not submitted: {exc}")
@@ -77,7 +77,7 @@ def cmd_bots(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the subcommands."""
     submit = sub.add_parser(
         "submit", help="validate a bot folder and store it in the registry",

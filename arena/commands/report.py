@@ -45,7 +45,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the subcommands."""
     report = sub.add_parser("report", help="write a static HTML report (leaderboard, crosstable, bots, replays)")
     report.add_argument("dir", metavar="DIR", help="a tournament's output folder")

@@ -98,7 +98,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``arena server`` and its subcommands."""
     server = sub.add_parser("server", help="the competition server: uploads, a live ladder, replays",
                             description="A long-running competition server: participants upload bots over "

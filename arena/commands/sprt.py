@@ -87,7 +87,7 @@ def cmd_sprt(args: argparse.Namespace) -> int:
     return _run(config, args)
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the subcommand."""
     sprt = sub.add_parser("sprt", help="play duplicate pairs of NEW against BASE until the GSPRT decides")
     sprt.add_argument("new", metavar="NEW", help="the new bot's folder")

@@ -270,7 +270,7 @@ def _published_commitment(out: Path) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the subcommands."""
     from results.bt_defaults import DEFAULT_REPLICATES, DEFAULT_SEED, DEFAULT_TOP_K
 

@@ -5,6 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # imported where it is used: the validation suite is heavy (ZeroMQ)
+    from arena.validation import Settings
 
 
 def add_limit_options(parser: argparse.ArgumentParser) -> None:
@@ -20,7 +24,7 @@ def add_limit_options(parser: argparse.ArgumentParser) -> None:
                         "(default: the bots/random reference bot)")
 
 
-def settings_from(args: argparse.Namespace) -> object:
+def settings_from(args: argparse.Namespace) -> Settings:
     """``arena.validation.Settings`` from the options of ``add_limit_options``."""
     from arena.clock import TimeControl
     from arena.validation import DEFAULT_OPPONENT, Settings
@@ -38,7 +42,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     """Validate one bot folder; exit status 0 only when every step passes."""
     from arena.validation import validate
 
-    report = validate(args.bot_dir, settings_from(args))  # type: ignore[arg-type]
+    report = validate(args.bot_dir, settings_from(args))
     if args.json:
         print(json.dumps(report.to_dict(), indent=2))
     else:
@@ -46,7 +50,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 0 if report.passed else 1
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the subcommand."""
     parser = sub.add_parser(
         "validate", help="check that a bot folder speaks the protocol correctly (exit 0 when it does)",

@@ -26,7 +26,7 @@ from arena.conductor import play_matches
 from arena.engine import Hand, Rules
 from arena.engine.match import match_view
 from arena.engine.records import Fault, FaultKind, HandRecord, MatchOutcome
-from arena.referee import Decision, Notice, build_fault
+from arena.referee import Decision, FaultNote, Notice, build_fault
 from arena.session import RECEIVE_BATCH, BotSession
 from arena.validation.positions import Position
 
@@ -214,11 +214,11 @@ class ProbeReferee:
         """End the game with a void ``match_over`` (winner null, a harness note)."""
         self.done = True
         if fault is not None and fault.kind is not FaultKind.HARNESS:
-            brief = {"seat": self.bot_seat, "kind": str(fault.kind), "detail": fault.detail}
+            note = FaultNote(self.bot_seat, fault.kind, fault.detail)
             return [Notice(seat=self.bot_seat, kind="match_over", winner=1 - self.bot_seat,
-                           hands=0, forfeit=True, fault=brief)]
-        brief = {"seat": None, "kind": str(FaultKind.HARNESS), "detail": VOID_DETAIL}
-        return [Notice(seat=self.bot_seat, kind="match_over", winner=None, hands=0, fault=brief)]
+                           hands=0, forfeit=True, fault=note)]
+        note = FaultNote(None, FaultKind.HARNESS, VOID_DETAIL)
+        return [Notice(seat=self.bot_seat, kind="match_over", winner=None, hands=0, fault=note)]
 
 
 def run_probes(session: BotSession, referees: list[ProbeReferee]) -> None:

@@ -143,8 +143,9 @@ def validate(bot_dir: Path | str, settings: Settings | None = None) -> Report:
 @contextmanager
 def _workspace(run: _Run) -> Iterator[None]:
     """Logs folder, socket folder and zmq context for the run; everything closed at the end."""
-    own_run_dir = run.settings.run_dir is None
-    run.run_dir = Path(tempfile.mkdtemp(prefix="arena-validate-")) if own_run_dir else Path(run.settings.run_dir)  # type: ignore[arg-type]
+    given = run.settings.run_dir
+    own_run_dir = given is None
+    run.run_dir = Path(tempfile.mkdtemp(prefix="arena-validate-")) if given is None else Path(given)
     run.socket_dir = Path(tempfile.mkdtemp(prefix="arena-v-", dir="/tmp"))
     run.ctx = zmq.Context()
     try:

@@ -10,7 +10,7 @@ from arena.clock import MatchClock, TimeControl
 from arena.engine import Match, Rules
 from arena.engine.records import Fault, FaultKind
 from arena.faults import FaultPolicy
-from arena.referee import Referee
+from arena.referee import FaultNote, Referee
 
 pytestmark = pytest.mark.unit
 
@@ -70,6 +70,8 @@ def test_an_answer_beyond_limit_plus_bank_is_a_timeout_forfeit() -> None:
     assert fault.kind is FaultKind.TIMEOUT and fault.seat == seat and fault.bot == NAMES[seat]
     assert fault.elapsed_ms == 500.0 and fault.bank_ms == 20 and fault.reply == '{"late": 1}'
     assert [n.kind for n in notices] == ["match_over", "match_over"] and notices[0].forfeit
+    assert {n.fault for n in notices} == {FaultNote(seat, FaultKind.TIMEOUT, fault.detail)}  # both seats are told
+    assert notices[0].fault.to_wire() == {"seat": seat, "kind": "timeout", "detail": fault.detail}
 
 
 def test_an_illegal_action_forfeits_under_strict_and_is_replaced_under_lenient() -> None:
@@ -102,6 +104,7 @@ def test_a_harness_fault_voids_the_match_and_charges_nobody() -> None:
     outcome = referee.outcome()
     assert outcome.void and outcome.winner is None and not outcome.forfeit
     assert not outcome.faults[0].charged and notices[0].winner is None
+    assert notices[0].fault == FaultNote(None, FaultKind.HARNESS, "worker died")
 
 
 def test_forfeit_keeps_finished_hands_and_drops_the_interrupted_one() -> None:
