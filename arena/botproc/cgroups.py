@@ -681,7 +681,7 @@ class RunGroups:
         read_end, self._watch_w = os.pipe()  # both close-on-exec: bots never hold the write end
         try:
             helper = subprocess.Popen(
-                [sys.executable, "-c", _WATCHDOG, self.run_id], stdin=read_end,
+                ["/bin/sh", "-c", _WATCHDOG, sys.executable, self.run_id], stdin=read_end,
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
                 close_fds=True, env={**os.environ, "PYTHONPATH": _project_path()},
             )
@@ -698,20 +698,14 @@ def _project_path() -> str:
     return f"{here}:{rest}" if rest else here
 
 
-_WATCHDOG = """
-import os, sys
-if os.fork():
-    os._exit(0)
-for sig in range(1, 16):
-    try:
-        import signal; signal.signal(sig, signal.SIG_IGN)
-    except (OSError, ValueError):
-        pass
-while os.read(0, 1):
-    pass
-from arena.botproc.cgroups import end_run
-end_run(sys.argv[1])
-"""
+# The watchdog (``sh -c _WATCHDOG PYTHON RUN_ID``, its standard input the pipe): it ignores
+# signals 1-15, leaves a child behind and exits at once (so the child belongs to nobody), and
+# the child waits for end-of-file on the pipe, then starts Python to end the run. The arena
+# waits for a shell's fork, not for an interpreter to start. An asynchronous list of a
+# non-interactive shell reads /dev/null unless told otherwise: the pipe goes to it as fd 3.
+_WATCHDOG = ("trap '' 1 2 3 4 5 6 7 8 10 11 12 13 14 15; exec 3<&0; "
+             "{ while read -r _ <&3; do :; done; exec 3<&-; "
+             "exec \"$0\" -c 'import sys; from arena.botproc.cgroups import end_run; end_run(sys.argv[1])' \"$1\"; } &")
 
 
 def end_run(run_id: str, timeout: float = KILL_TIMEOUT_S) -> int:
