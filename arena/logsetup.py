@@ -1,7 +1,7 @@
-"""Logging for long runs: a tqdm-safe console, the run's log file, and worker records forwarded.
+"""Logging for long runs: the console above the progress bar, the run's log file, and worker records forwarded.
 
 Called once, from the CLI, before the worker pool exists (multiprocessing-logging only forwards the
-records of workers forked after it wrapped the handlers): the start method is pinned to fork, a tqdm-aware console handler and the file handler are
+records of workers forked after it wrapped the handlers): the start method is pinned to fork, a console handler (above the progress bar) and the file handler are
 installed, then multiprocessing-logging wraps them so forked workers' records reach them.
 """
 
@@ -9,22 +9,22 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
-import sys
 from pathlib import Path
 
 import multiprocessing_logging
-from tqdm import tqdm
+
+from arena import progress
 
 FORMAT = "%(asctime)s %(levelname)s %(processName)s %(name)s: %(message)s"
 _installed = False
 
 
-class TqdmHandler(logging.Handler):
+class ConsoleHandler(logging.Handler):
     """Writes records above the progress bar instead of through it."""
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            tqdm.write(self.format(record), file=sys.stderr)
+            progress.write(self.format(record))
         except Exception:
             self.handleError(record)
 
@@ -38,7 +38,7 @@ def setup_logging(log_file: Path | None, verbose: bool = False) -> None:
         multiprocessing.set_start_method("fork")
     root = logging.getLogger()
     root.setLevel(logging.INFO)
-    console = TqdmHandler()
+    console = ConsoleHandler()
     console.setLevel(logging.INFO if verbose else logging.WARNING)
     console.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
     root.addHandler(console)

@@ -36,6 +36,7 @@ from arena.logsetup import renew_forwarding
 from arena.matchplay import MatchSettings, MatchSpec, SessionPool, play_at_once, play_spec
 from arena.multiplex import pairs_in_flight, submit_pairs
 from arena.output import BOT_LOGS, MIB, forget_held_locks, free_space, space_needed
+from arena.progress import progress_bar
 from arena.schedule import new_key, schedule
 from arena.sink import Results, StoredTournament, disk_full
 from arena.tournament import ConfigError, TournamentConfig
@@ -694,8 +695,6 @@ def play_tournament(
     the tournament is marked finished.
     ``entrants`` are ``prepare_entrants(config)`` if the caller already has them.
     """
-    from tqdm import tqdm
-
     start = time.monotonic()
     entrants = entrants or prepare_entrants(config)
     stored, pairs = open_tournament(config, entrants, results)
@@ -709,8 +708,7 @@ def play_tournament(
     sink = ResultSink(results, stored, report, {p.index: p for p in pairs}, entrants.labels)
     todo = deque(_tasks(config, entrants, [p for p in pairs if p.index not in stored.done]))
     factory = _factory(config, executor_factory)
-    bar = tqdm(total=2 * len(todo), unit="match", disable=(None if progress is None else not progress),
-               desc=config.name, dynamic_ncols=True)
+    bar = progress_bar(2 * len(todo), show=progress, desc=config.name, unit="match")
     # The run's control groups and watchdog, before the workers fork (they share the run)
     # and before this process becomes a subreaper (the watchdog is nobody's child).
     groups = cgroups.begin_run()

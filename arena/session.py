@@ -49,7 +49,6 @@ from pathlib import Path
 from typing import Any
 
 import zmq
-from zmq.utils.monitor import parse_monitor_message
 
 from arena.botproc import BotProcess, Limits, Manifest, SandboxMode, start_bot
 from arena.botproc.view import make_link_folder
@@ -75,6 +74,9 @@ _RCVHWM = 16  # messages queued per connection before libzmq stops reading it (t
 _EVENTS = zmq.EVENT_ACCEPTED | zmq.EVENT_DISCONNECTED
 _MORE_NOBLOCK = zmq.SNDMORE | zmq.NOBLOCK  # combined once: a flag union costs two enum calls
 _PEERCRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
+# A socket monitor's event, its first frame: the event (16 bits) and its value, here a descriptor
+# (32 bits). Read here: pyzmq's parser lives in a module that imports asyncio (20 ms of start-up).
+_MONITOR_EVENT = struct.Struct("=hi")
 _monitor_ids = itertools.count()
 
 
@@ -235,12 +237,11 @@ class BotSession:
         handled = 0
         while limit is None or handled < limit:
             try:
-                event = parse_monitor_message(self.monitor.recv_multipart(zmq.NOBLOCK))
+                event, fd = _MONITOR_EVENT.unpack(self.monitor.recv_multipart(zmq.NOBLOCK)[0])
             except zmq.Again:
                 break
             handled += 1
-            fd = int(event["value"])
-            if event["event"] == zmq.EVENT_ACCEPTED:
+            if event == zmq.EVENT_ACCEPTED:
                 if fd != self.link_fd:
                     self._admit(fd)
             elif fd == self.link_fd:

@@ -29,9 +29,20 @@ CARD_BIT: tuple[int, ...] = tuple(1 << c for c in range(24))
 """``1 << c`` by card: a table lookup is cheaper than a shift in the hot paths."""
 BEATS_IN_SUIT: tuple[int, ...] = tuple(SUIT_MASK[c // 6] & ((1 << c) - 1) for c in range(24))
 """The cards of card ``c``'s suit that beat it (the higher ranks: lower indices)."""
-LOW_CARDS: tuple[list[int], ...] = tuple([c for c in range(12) if m >> c & 1] for m in range(4096))
+
+
+def _set_bits(offset: int) -> tuple[list[int], ...]:
+    """For each 12-bit mask, its set bits plus ``offset``, ascending: the mask's lowest bit, then
+    the list of the mask without it (a fifth of the time of testing every bit of every mask)."""
+    table: list[list[int]] = [[]]
+    for m in range(1, 4096):
+        table.append([(m & -m).bit_length() - 1 + offset, *table[m & (m - 1)]])
+    return tuple(table)
+
+
+LOW_CARDS: tuple[list[int], ...] = _set_bits(0)
 """The cards C and D of a mask's low 12 bits, ascending (``cards_of`` joins the two halves)."""
-HIGH_CARDS: tuple[list[int], ...] = tuple([c + 12 for c in range(12) if m >> c & 1] for m in range(4096))
+HIGH_CARDS: tuple[list[int], ...] = _set_bits(12)
 """The cards H and S of a mask's high 12 bits (``mask >> 12``), ascending."""
 
 

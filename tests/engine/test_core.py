@@ -111,3 +111,8 @@ def test_a_copy_is_independent_of_its_original() -> None:
     child.apply(child.legal[-1])
     assert child.hands != core.hands and core.legal != child.legal
     assert Core.deal([CARD_INDEX[c] for c in Hand.deal_seeded(3).deck], 0, Rules()).hands == core.hands
+
+
+@given(st.integers(min_value=0, max_value=(1 << 24) - 1))
+def test_cards_of_lists_every_set_bit_once_ascending(mask: int) -> None:
+    assert cards_of(mask) == [c for c in range(24) if mask >> c & 1]
