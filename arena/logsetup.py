@@ -7,6 +7,7 @@ installed, then multiprocessing-logging wraps them so forked workers' records re
 
 from __future__ import annotations
 
+import atexit
 import logging
 import multiprocessing
 from pathlib import Path
@@ -17,6 +18,7 @@ from arena import progress
 
 FORMAT = "%(asctime)s %(levelname)s %(processName)s %(name)s: %(message)s"
 _installed = False
+_forwarding = False
 
 
 class ConsoleHandler(logging.Handler):
@@ -30,25 +32,26 @@ class ConsoleHandler(logging.Handler):
 
 
 def setup_logging(log_file: Path | None, verbose: bool = False) -> None:
-    """Install the console and file handlers and forward worker records (once per process)."""
-    global _installed
-    if _installed:
-        return
-    if multiprocessing.get_start_method(allow_none=True) is None:
-        multiprocessing.set_start_method("fork")
-    root = logging.getLogger()
-    root.setLevel(logging.INFO)
-    console = ConsoleHandler()
-    console.setLevel(logging.INFO if verbose else logging.WARNING)
-    console.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
-    root.addHandler(console)
-    if log_file is not None:
-        log_file.parent.mkdir(parents=True, exist_ok=True)
-        file_handler = logging.FileHandler(log_file, encoding="utf-8")
-        file_handler.setFormatter(logging.Formatter(FORMAT))
-        root.addHandler(file_handler)
-    multiprocessing_logging.install_mp_handler()
-    _installed = True
+    """Install the console and file handlers (once per process) and forward worker records."""
+    global _installed, _forwarding
+    if not _installed:
+        if multiprocessing.get_start_method(allow_none=True) is None:
+            multiprocessing.set_start_method("fork")
+        root = logging.getLogger()
+        root.setLevel(logging.INFO)
+        console = ConsoleHandler()
+        console.setLevel(logging.INFO if verbose else logging.WARNING)
+        console.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        root.addHandler(console)
+        if log_file is not None:
+            log_file.parent.mkdir(parents=True, exist_ok=True)
+            file_handler = logging.FileHandler(log_file, encoding="utf-8")
+            file_handler.setFormatter(logging.Formatter(FORMAT))
+            root.addHandler(file_handler)
+        _installed = True
+    if not _forwarding:
+        multiprocessing_logging.install_mp_handler()
+        _forwarding = True
 
 
 def renew_forwarding() -> None:
@@ -58,12 +61,35 @@ def renew_forwarding() -> None:
     every process writing to that queue would then block, at the latest when it exits. The old
     queues are abandoned: never joined at exit, their receivers left to drain and stop.
     """
-    if not _installed:
+    if not _forwarding:
         return
+    for handler in _unwrap():
+        handler.queue.cancel_join_thread()
+    multiprocessing_logging.install_mp_handler(logging.getLogger())
+
+
+def stop_forwarding() -> None:
+    """The run's workers are gone: this process's records go straight to the handlers again.
+
+    Each forwarding thread stops by itself once it has handed on what the workers sent, and
+    is waited for at exit, by which time it has long ended. (Closing the forwarding handler
+    at exit instead waits for the thread's next 0.2 s poll of its queue: 100 ms on average.)
+    ``setup_logging`` forwards again.
+    """
+    global _forwarding
+    if not _forwarding:
+        return
+    for handler in _unwrap():
+        atexit.register(handler._receive_thread.join, 5.0)
+    _forwarding = False
+
+
+def _unwrap() -> list[multiprocessing_logging.MultiProcessingHandler]:
+    """Put the root logger's own handlers back; the forwarding handlers, each marked closed (its
+    thread stops once its queue is empty, and its ``close`` does nothing)."""
     root = logging.getLogger()
-    for handler in root.handlers:
-        if isinstance(handler, multiprocessing_logging.MultiProcessingHandler):
-            handler.queue.cancel_join_thread()
-            handler._is_closed = True  # its receiver stops once the queue is empty
-    multiprocessing_logging.uninstall_mp_handler(root)
-    multiprocessing_logging.install_mp_handler(root)
+    wrapped = [h for h in root.handlers if isinstance(h, multiprocessing_logging.MultiProcessingHandler)]
+    multiprocessing_logging.uninstall_mp_handler(root)  # first: no record may reach a stopping thread
+    for handler in wrapped:
+        handler._is_closed = True
+    return wrapped

@@ -49,6 +49,6 @@ def write(line: str) -> None:
     """Write ``line`` to stderr, above the progress bar if one is shown."""
     tqdm_module = sys.modules.get("tqdm")
     if tqdm_module is None:  # no bar was ever made in this process: nothing to write around
-        print(line, file=sys.stderr)
+        sys.stderr.write(line + "\n")  # one write: lines from two threads never interleave
     else:
         tqdm_module.tqdm.write(line, file=sys.stderr)

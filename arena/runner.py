@@ -186,8 +186,9 @@ def _session_pool(settings: MatchSettings, run_dir: str) -> SessionPool:
             pool.close()
         pool = _local.pool = SessionPool(Path(run_dir), settings)
         _local.manifests = {}
-        # A local worker ends its bots politely when the pool shuts it down.
-        multiprocessing.util.Finalize(pool, pool.close, exitpriority=10)
+        # A local worker ends its bots politely when the pool shuts it down: before its log
+        # queue's own close at exit (priority 10), or what the closing logs would be lost.
+        multiprocessing.util.Finalize(pool, pool.close, exitpriority=20)
     return pool
 
 

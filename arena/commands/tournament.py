@@ -119,7 +119,7 @@ def _bot_entry(text: str) -> BotEntry:
 
 def _run(config: TournamentConfig, args: argparse.Namespace) -> int:
     with paused_gc():  # the whole runner, before it forks its workers
-        from arena.logsetup import setup_logging
+        from arena.logsetup import setup_logging, stop_forwarding
         from arena.commands.run import run_tournament
         from arena.output import LOG_NAME, hold_output
         from arena.runner import prepare_entrants
@@ -142,8 +142,11 @@ def _run(config: TournamentConfig, args: argparse.Namespace) -> int:
         stop = SprtStop(config.sprt, config.pairs_per_pairing)
     with hold_output(config.output, DB_NAME):
         setup_logging(config.output / LOG_NAME, verbose=args.verbose)
-        report = run_tournament(config, progress=False if args.quiet else None, reap_orphans=True,
-                                entrants=entrants, stop_rule=stop)
+        try:
+            report = run_tournament(config, progress=False if args.quiet else None, reap_orphans=True,
+                                    entrants=entrants, stop_rule=stop)
+        finally:
+            stop_forwarding()  # the workers are gone
     if report.already_finished:
         _say_finished(config.output)
     else:
