@@ -208,6 +208,8 @@ def _extra_paths(manifest: Manifest, keep_out: Iterable[Path]) -> list[str]:
     to is still below an allowed root (a symlink cannot lead elsewhere); it holds none of the
     project or interpreter folders the sandbox shows only in part, and neither holds nor lies in
     a folder of ``keep_out`` (the bots' logs, its link folder)."""
+    if not manifest.extra_paths:
+        return []
     roots = [Path(r) for r in EXTRA_PATH_ROOTS]
     partial = (*sdk_packages().values(), *interpreter_paths())
     private = [p.absolute() for p in keep_out]
@@ -228,19 +230,22 @@ def _with_parents(base: list[Mount], binds: list[Mount]) -> list[Mount]:
     """``binds`` ordered parents first, each preceded by the folders that lead to it (mode
     0755: bubblewrap would make them 0700, and the bot could not reach what is inside).
     A folder inside a host folder already shown exists there and is not made."""
-    made = {PurePosixPath(m.target) for m in base} | {PurePosixPath("/")}
-    shown = [PurePosixPath(m.target) for m in base if m.kind is MountKind.BIND]
+    # Paths as normalised strings: "inside a shown folder" is a prefix test (a few ms a launch
+    # less than comparing PurePosixPath parents).
+    made = {str(PurePosixPath(m.target)) for m in base} | {"/"}
+    shown = [str(PurePosixPath(m.target)) + "/" for m in base if m.kind is MountKind.BIND]
     out: list[Mount] = []
     for mount in sorted(binds, key=lambda m: len(PurePosixPath(m.target).parts)):
-        for parent in reversed(PurePosixPath(mount.target).parents):
-            if parent in made or any(s in parent.parents for s in shown):
+        target = PurePosixPath(mount.target)
+        for parent in map(str, reversed(target.parents)):
+            if parent in made or any(parent.startswith(s) for s in shown):
                 continue
-            out.append(Mount(MountKind.DIR, str(parent), "path to a mount", perms=0o755))
+            out.append(Mount(MountKind.DIR, parent, "path to a mount", perms=0o755))
             made.add(parent)
         out.append(mount)
-        made.add(PurePosixPath(mount.target))
+        made.add(str(target))
         if mount.kind is MountKind.BIND:
-            shown.append(PurePosixPath(mount.target))
+            shown.append(f"{target}/")
     return out
 
 
