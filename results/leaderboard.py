@@ -228,12 +228,13 @@ def build_leaderboard(store: Store, env: RatingEnv | None = None, *, rating: str
             cross[labels[winner]][labels[loser]]["wins"] += 1
             cross[labels[winner]][labels[loser]]["matches"] += 1
             cross[labels[loser]][labels[winner]]["matches"] += 1
+    seats_of = {match.id: match.seats for match in matches}
     for hand in store.all_hands(tid):
-        seats = (hand["seat0"], hand["seat1"])
+        seats = seats_of[hand.match_row]
         hands[seats[0]] += 1
         hands[seats[1]] += 1
-        if hand["winner_seat"] is not None:
-            points[seats[hand["winner_seat"]]] += hand["game_points"]
+        if hand.winner_seat is not None:
+            points[seats[hand.winner_seat]] += hand.game_points
     faults = [0] * n
     for fault in store.faults(tid):
         if fault["entrant"] is not None and fault["kind"] != "harness":

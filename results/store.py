@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from arena.engine import HandResult, Reason
 from arena.engine.deals import Deals
 from arena.engine.records import EntrantRecord, HandRecord, MatchOutcome, Pair, TournamentSettings
 
@@ -246,6 +247,45 @@ class MatchRow:
     def seats(self) -> tuple[int, int]:
         """The entrants on seat 0 and seat 1."""
         return self.seat0, self.seat1
+
+
+@dataclass(frozen=True, slots=True)
+class HandRow:
+    """A stored hand: its match's row id (``MatchRow.id``), its index, its result's columns and its
+    record (``record_json``; read it with ``hand_record``)."""
+
+    match_row: int
+    hand_index: int
+    winner_seat: int | None
+    game_points: int
+    reason: str
+    total0: int
+    total1: int
+    tricks0: int
+    tricks1: int
+    record_json: str
+
+    @property
+    def result(self) -> HandResult | None:
+        """The stored result, or None when its columns do not make one (a damaged or foreign store)."""
+        try:
+            return HandResult(self.winner_seat, self.game_points, Reason(self.reason), (self.total0, self.total1),
+                              (self.tricks0, self.tricks1))
+        except ValueError:
+            return None
+
+
+_HAND_COLUMNS = "match_row, hand_index, winner_seat, game_points, reason, total0, total1, tricks0, tricks1, record_json"
+
+
+@dataclass(frozen=True, slots=True)
+class StoredPair:
+    """A scheduled pair as the store holds it: the ``pair``, when its results were stored (None:
+    not yet) and how many times it was played to get them."""
+
+    pair: Pair
+    finished_at: str | None
+    attempts: int
 
 
 _MATCH_COLUMNS = ("id, pair_index, half, match_id, seed, seat0, seat1, winner_seat, score0, score1, forfeit, void, "
@@ -610,9 +650,13 @@ class Store:
         return [StoredEntrant(number, EntrantRecord(name, version, fingerprint, path, label), withdrawn)
                 for number, label, withdrawn, name, version, fingerprint, path in rows]
 
-    def pairs(self, tid: int) -> list[sqlite3.Row]:
-        """Every scheduled pair in schedule order."""
-        return self.db.execute("SELECT * FROM pairs WHERE tournament_id = ? ORDER BY pair_index", (tid,)).fetchall()
+    def pairs(self, tid: int, pair_index: int | None = None) -> list[StoredPair]:
+        """Every scheduled pair in schedule order; only pair ``pair_index`` (if scheduled) with it."""
+        where, args = ("AND pair_index = ?", (tid, pair_index)) if pair_index is not None else ("", (tid,))
+        rows = self.db.execute("SELECT pair_index, entrant_a, entrant_b, seed, finished_at, attempts FROM pairs "
+                               f"WHERE tournament_id = ? {where} ORDER BY pair_index", args)
+        return [StoredPair(Pair(index, a, b, seed), finished_at, attempts)
+                for index, a, b, seed, finished_at, attempts in rows]
 
     def finished_pairs(self, tid: int) -> set[int]:
         """Indices of the pairs whose results are stored."""
@@ -645,17 +689,18 @@ class Store:
             args += [*entrants, *entrants]
         return [MatchRow.of(row) for row in self.db.execute(sql + " ORDER BY id DESC LIMIT ?", (*args, limit))]
 
-    def hands(self, match_row: int) -> list[sqlite3.Row]:
+    def hands(self, match_row: int) -> list[HandRow]:
         """A match's hands in order."""
-        return self.db.execute("SELECT * FROM hands WHERE match_row = ? ORDER BY hand_index", (match_row,)).fetchall()
+        rows = self.db.execute(f"SELECT {_HAND_COLUMNS} FROM hands WHERE match_row = ? ORDER BY hand_index",
+                               (match_row,))
+        return [HandRow(*row) for row in rows]
 
-    def all_hands(self, tid: int) -> Iterator[sqlite3.Row]:
-        """Every stored hand of the tournament with its match's seats, in schedule order."""
-        yield from self.db.execute(
-            "SELECT h.*, m.match_id, m.seat0, m.seat1 FROM hands h JOIN matches m ON m.id = h.match_row "
-            "WHERE m.tournament_id = ? ORDER BY m.pair_index, m.half, h.hand_index",
-            (tid,),
-        )
+    def all_hands(self, tid: int) -> Iterator[HandRow]:
+        """Every stored hand of the tournament, in schedule order (``match_row`` is its match's ``id``)."""
+        columns = ", ".join(f"h.{name}" for name in _HAND_COLUMNS.split(", "))
+        rows = self.db.execute(f"SELECT {columns} FROM hands h JOIN matches m ON m.id = h.match_row "
+                               "WHERE m.tournament_id = ? ORDER BY m.pair_index, m.half, h.hand_index", (tid,))
+        return (HandRow(*row) for row in rows)
 
     def faults(self, tid: int) -> list[sqlite3.Row]:
         """Every fault, with the match id, in schedule order."""

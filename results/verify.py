@@ -9,7 +9,6 @@ secret key (checked first against the published commitment).
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -18,7 +17,7 @@ from arena.engine.deals import DealMode, Deals, commitment
 from arena.engine.records import HandRecord
 
 from .errors import StoreError
-from .store import MatchRow, Store, hand_record
+from .store import HandRow, MatchRow, Store, hand_record
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,10 +52,11 @@ def verify(store: Store, key: bytes | None = None, published: str | None = None)
     report = Verification()
     source = _deal_source(store.deals(tid), key, published, report)
     pair_seeds = {}
-    for pair in store.pairs(tid):
-        pair_seeds[pair["pair_index"]] = pair["seed"]
-        if source is not None and pair["seed"] != source.pair_seed(pair["pair_index"]):
-            report.problems.append(Mismatch(f"pair {pair['pair_index']}", None,
+    for stored in store.pairs(tid):
+        pair = stored.pair
+        pair_seeds[pair.index] = pair.seed
+        if source is not None and pair.seed != source.pair_seed(pair.index):
+            report.problems.append(Mismatch(f"pair {pair.index}", None,
                                             "the stored seed is not the one the deal source derives"))
     for match in store.matches(tid):
         report.matches += 1
@@ -108,11 +108,11 @@ class _Replay:
     def _fail(self, hand_index: int | None, problem: str) -> None:
         self.problems.append(Mismatch(self.row.match_id, hand_index, problem))
 
-    def run(self, hands: list[sqlite3.Row]) -> int:
+    def run(self, hands: list[HandRow]) -> int:
         """Replay the stored hands, then check the score and winner; returns the hands replayed."""
         replayed = 0
         for row in hands:
-            if not self._hand(row["hand_index"], row["record_json"], _stored_result(row)):
+            if not self._hand(row.hand_index, row.record_json, row.result):
                 break
             replayed += 1
         else:
@@ -200,13 +200,3 @@ class _Replay:
             self._fail(None, "the match stops before a seat reached the target, without a forfeit")
         elif winner != engine.winner:
             self._fail(None, f"stored winner seat {winner}, the engine gives seat {engine.winner}")
-
-
-def _stored_result(row: sqlite3.Row) -> HandResult | None:
-    try:
-        return HandResult.from_dict({
-            "winner": row["winner_seat"], "game_points": row["game_points"], "reason": row["reason"],
-            "totals": [row["total0"], row["total1"]], "tricks": [row["tricks0"], row["tricks1"]],
-        })
-    except (ValueError, TypeError, KeyError):
-        return None

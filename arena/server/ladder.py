@@ -168,12 +168,12 @@ class _Loop:
         self.entrants: dict[str, Entrant] = {}  # by label
 
     def run(self) -> None:
-        for pair in self.store.pairs(self.tid):
-            key = _key(pair["entrant_a"], pair["entrant_b"])
-            if pair["finished_at"] is not None:
+        for stored in self.store.pairs(self.tid):
+            key = _key(stored.pair.a, stored.pair.b)
+            if stored.finished_at is not None:
                 self.played[key] += 1
             else:
-                self.pending.append(pair["pair_index"])
+                self.pending.append(stored.pair.index)
         if self.pending:
             log.info("ladder: %d pair(s) were in flight when the server stopped; they are played again",
                      len(self.pending))
@@ -243,12 +243,11 @@ class _Loop:
     def _pending_task(self, active: dict[int, Entrant]) -> PairTask | None:
         """A stored, unfinished pair whose two entrants are still in play (others stay unplayed)."""
         while self.pending:
-            row = self.store.db.execute("SELECT * FROM pairs WHERE tournament_id = ? AND pair_index = ?",
-                                        (self.tid, self.pending.popleft())).fetchone()
-            a, b = row["entrant_a"], row["entrant_b"]
-            if row["finished_at"] is None and a in active and b in active:
-                self.played[_key(a, b)] += 1
-                return self._task(row["pair_index"], active[a], active[b], row["seed"])
+            (stored,) = self.store.pairs(self.tid, self.pending.popleft())
+            pair = stored.pair
+            if stored.finished_at is None and pair.a in active and pair.b in active:
+                self.played[_key(pair.a, pair.b)] += 1
+                return self._task(pair.index, active[pair.a], active[pair.b], pair.seed)
         return None
 
     def _new_task(self, active: dict[int, Entrant]) -> PairTask | None:

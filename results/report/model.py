@@ -9,7 +9,6 @@ derived here by replaying the stored hand records through the engine.
 from __future__ import annotations
 
 import json
-import sqlite3
 from dataclasses import dataclass, field
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
@@ -22,7 +21,7 @@ from arena.engine.view import organiser_events
 from ..leaderboard import Leaderboard, build_leaderboard
 from ..pairgames import stored_result
 from ..ratings import RatingEnv
-from ..store import MatchRow, Store, StoredEntrant, TournamentRow, hand_record
+from ..store import HandRow, MatchRow, Store, StoredEntrant, TournamentRow, hand_record
 
 SUIT_SYMBOLS = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}
 REASON_TEXT = {
@@ -186,7 +185,7 @@ def hand_steps(hand: Hand, actions: Sequence[str], names: tuple[str, str],
     return steps
 
 
-def match_replay(match: MatchRow, hand_rows: list[sqlite3.Row], names: tuple[str, str],
+def match_replay(match: MatchRow, hand_rows: list[HandRow], names: tuple[str, str],
                  fault_hands: Collection[int] = ()) -> list[dict[str, Any]]:
     """Every stored hand of a match, plus the hand a fault interrupted, as replay data.
 
@@ -196,7 +195,7 @@ def match_replay(match: MatchRow, hand_rows: list[sqlite3.Row], names: tuple[str
     fault at the very first decision of a hand leaves no record; if ``fault_hands`` names that
     hand, it is shown as the engine deals it, with no actions.
     """
-    records = [hand_record(row["record_json"]) for row in hand_rows]
+    records = [hand_record(row.record_json) for row in hand_rows]
     engine_match: Match | None = Match(records[0].rules if records else Rules(), seed=match.seed)
     hands: list[dict[str, Any]] = []
 
@@ -267,7 +266,7 @@ class ReportData:
     board: Leaderboard
     entrants: list[StoredEntrant]
     matches: list[dict[str, Any]]
-    hands: dict[int, list[sqlite3.Row]]
+    hands: dict[int, list[HandRow]]
     faults: list[dict[str, Any]]
     snapshots: list[tuple[int, dict[int, tuple[float, float]]]]
     initial: tuple[float, float]
@@ -329,12 +328,9 @@ def _load(store: Store, env: RatingEnv) -> ReportData:
         fault["hand_index"] = fault["record"].get("hand_index")
         faults.append(fault)
         faults_by_match.setdefault(row["match_row"], []).append(fault)
-    hands: dict[int, list[sqlite3.Row]] = {}
-    for row in store.db.execute(
-        "SELECT h.* FROM hands h JOIN matches m ON m.id = h.match_row WHERE m.tournament_id = ? "
-        "ORDER BY m.pair_index, m.half, h.hand_index", (tid,)
-    ):
-        hands.setdefault(row["match_row"], []).append(row)
+    hands: dict[int, list[HandRow]] = {}
+    for hand in store.all_hands(tid):
+        hands.setdefault(hand.match_row, []).append(hand)
     behaviour = {e: Behaviour() for e in range(len(entrants))}
     opponents: dict[int, dict[int, OpponentLine]] = {e: {} for e in range(len(entrants))}
     matches = []
@@ -344,9 +340,9 @@ def _load(store: Store, env: RatingEnv) -> ReportData:
         match_hands = hands.get(match.id, [])
         points = [0, 0]
         for hand in match_hands:
-            if hand["winner_seat"] is not None:
-                points[hand["winner_seat"]] += hand["game_points"]
-            add_hand_behaviour(hand_record(hand["record_json"]), seats, behaviour)
+            if hand.winner_seat is not None:
+                points[hand.winner_seat] += hand.game_points
+            add_hand_behaviour(hand_record(hand.record_json), seats, behaviour)
         for seat in (0, 1):
             me, other = seats[seat], seats[1 - seat]
             line = opponents[me].setdefault(other, OpponentLine(other, labels[other]))

@@ -11,6 +11,7 @@ import pytest
 from arena.engine import Match, Rules
 from arena.engine.records import HandRecord
 from results.report.model import Behaviour, add_hand_behaviour, match_replay
+from results.store import HandRow
 from tests.tournament.stores import match_row
 
 pytestmark = pytest.mark.unit
@@ -32,8 +33,9 @@ def test_every_step_accounts_for_all_24_cards_and_the_match_score_is_the_engines
     kinds: Counter[str] = Counter()
     for seed in range(20):
         match = play(seed, rules)
-        rows = [{"record_json": json.dumps(r)} for r in match.records]
-        hands = match_replay(match_row(0, 0, (0, 1), match.winner, seed=seed), rows, NAMES)  # type: ignore[arg-type]
+        rows = [HandRow(0, i, r.winner, r.game_points, str(r.reason), *r.totals, *r.tricks, json.dumps(record))
+                for i, (r, record) in enumerate(zip(match.results, match.records))]
+        hands = match_replay(match_row(0, 0, (0, 1), match.winner, seed=seed), rows, NAMES)
         assert len(hands) == len(match.records)
         assert hands[-1]["score_after"] == list(match.score)
         for shown, record, result in zip(hands, match.records, match.results):

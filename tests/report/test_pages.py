@@ -35,11 +35,14 @@ def db(live_run: LiveRun) -> dict:
     """The store's rows, read directly (not through the report's own code)."""
     with Store(live_run.out / DB_NAME, readonly=True) as store:
         tid = store.tournament().id
+        matches = store.matches(tid)
+        by_row = {m.id: m for m in matches}
         return {
             "bots": [e.bot for e in store.entrants(tid)],
             "labels": [e.bot.label for e in store.entrants(tid)],
-            "matches": [asdict(m) for m in store.matches(tid)],
-            "hands": [dict(h) for h in store.all_hands(tid)],
+            "matches": [asdict(m) for m in matches],
+            "hands": [{**asdict(h), "match_id": by_row[h.match_row].match_id, "seat0": by_row[h.match_row].seat0,
+                       "seat1": by_row[h.match_row].seat1} for h in store.all_hands(tid)],
             "faults": [dict(f) for f in store.faults(tid)],
         }
 

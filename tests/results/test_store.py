@@ -122,6 +122,24 @@ def test_hand_records_in_the_old_stored_form_read_back_and_are_written_again_byt
     assert [tuple(row) for row in stored] == [(OLD_RECORD_JSON, OLD_INTERRUPTED_JSON)] * 2
 
 
+def test_pairs_and_hands_read_back_as_typed_rows(tmp_path: Path) -> None:
+    schedule = [Pair(0, 0, 1, 99), Pair(1, 1, 0, 98)]
+    won = HandResult(0, 3, Reason.DECLARED, (66, 0), (6, 0))
+    halves = [replace(_outcome(f"p00000h{half}", 0), results=(won,), records=(hand_record(OLD_RECORD_JSON),))
+              for half in (0, 1)]
+    with Store(tmp_path / "a.sqlite", create=True) as store:
+        tid = store.create_tournament("t", 1, SETTINGS, BOTS, schedule)
+        store.record_pair(tid, 0, halves, [(0, 1), (1, 0)], attempts=2)
+        first, second = store.pairs(tid)
+        assert [first.pair, second.pair] == schedule and store.pairs(tid, 1) == [second]
+        assert first.finished_at is not None and first.attempts == 2 and second.finished_at is None
+        match, other_half = store.matches(tid, 0)
+        (hand,) = store.hands(match.id)
+        assert list(store.all_hands(tid)) == [hand, replace(hand, match_row=other_half.id)]
+    assert (hand.match_row, hand.hand_index, hand.record_json) == (match.id, 0, OLD_RECORD_JSON)
+    assert hand.result == won and replace(hand, reason="lucky").result is None  # a foreign reason: no result
+
+
 @pytest.mark.parametrize("text, problem", [
     ("[1]", "is an object, not list"),
     ('{"rules": 3, "deck": [], "dealer": 0, "actions": []}', "rules are not an object"),

@@ -60,7 +60,7 @@ def test_the_store_keeps_the_key_owner_only_and_128_bit_seeds_exactly(tmp_path: 
         if part.exists():
             assert stat.S_IMODE(part.stat().st_mode) == 0o600
     with Store(path, readonly=True) as store:
-        assert [(p["pair_index"], p["seed"]) for p in store.pairs(tid)] == [(p.index, p.seed) for p in pairs]
+        assert [stored.pair for stored in store.pairs(tid)] == pairs
         assert store.deals(tid) == deals and store.deals(tid).key == key
         assert key.hex() not in repr(store.tournament())
 
@@ -80,7 +80,7 @@ def test_a_store_from_before_secret_deals_migrates_and_reads_as_public(tmp_path:
     raw.commit()
     raw.close()
     with Store(path) as store:
-        assert store.pairs(1)[0]["seed"] == 1234567890123 and store.matches(1)[0].seed == 1234567890123
+        assert store.pairs(1)[0].pair.seed == 1234567890123 and store.matches(1)[0].seed == 1234567890123
         assert store.deals(1) == Deals.public(42)
     assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
 
