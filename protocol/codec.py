@@ -162,7 +162,7 @@ def _check_view(view: Mapping[str, Any]) -> None:
         extra, missing = sorted(view.keys() - VIEW_KEYS), sorted(VIEW_KEYS - view.keys())
         raise ValueError(f"a view must have exactly the contract's keys; extra {extra}, missing {missing}")
     match = view["match"]
-    if not isinstance(match, Mapping) or match.keys() != MATCH_KEYS:
+    if (type(match) is not dict and not isinstance(match, Mapping)) or match.keys() != MATCH_KEYS:  # dict: no ABC check
         keys = sorted(match.keys()) if isinstance(match, Mapping) else type(match).__name__
         raise ValueError(f"a view's 'match' must have exactly the keys {sorted(MATCH_KEYS)}, not {keys}")
 
