@@ -7,19 +7,21 @@ milliseconds per hand of the whole process tree (arena and bots: unlike hands/s,
 moves when other work shares the machine), and the ratio of the two runs side by side. Then
 the medians. The two stored results are checked equal match by match.
 
-A run pays two to three seconds that do not depend on its length (imports, eight sandboxed
-bot processes starting, the last matches winding down, the leaderboard). The bench measures
-them with one run of a single pair per pairing in each mode and prints, besides the whole-run
+A run pays a second or two that do not depend on its length (imports, eight sandboxed bot
+processes starting, the last matches winding down, the leaderboard). The bench measures them
+with one run of a single pair per pairing in each mode and prints, besides the whole-run
 figures, the hands/s beyond them (hands over the run's seconds minus that fixed part). The
-default 300 pairs (about 2,500 hands) keep the fixed part under half of the multiplexed run;
-``--pairs 40`` shows how a short run fares.
+default 300 pairs per pairing (900 pairs, about 7,600 hands: a small tournament, whose
+lock-step run takes half a minute here) keep the fixed part to about a tenth of the
+multiplexed run; ``--pairs 100`` (about 2,500 hands) or ``--pairs 40`` show how shorter runs
+fare, the fixed part weighing on the multiplexed run more.
 
 Before timing anything the bench compiles the packages' bytecode (``compileall``, into the
 checkout's ``__pycache__`` folders, which git ignores): a user's second run finds it there. With
 ``PYTHONDONTWRITEBYTECODE`` set in the environment, every run would otherwise compile about a
 hundred modules from source, some 0.3 s of the fixed part that no installed arena pays.
 
-    .venv/bin/python bench/tournament.py [--bots 3] [--pairs 100] [--games 16] [--runs 3] [--concurrency 2]
+    .venv/bin/python bench/tournament.py [--bots 3] [--pairs 300] [--games 16] [--runs 3] [--concurrency 2]
 """
 
 from __future__ import annotations
@@ -82,7 +84,7 @@ def _children_cpu() -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bots", type=int, default=3, help="random bots in the round robin")
-    parser.add_argument("--pairs", type=int, default=100, help="pairs per pairing")
+    parser.add_argument("--pairs", type=int, default=300, help="pairs per pairing")
     parser.add_argument("--games", type=int, default=16, help="--max-games of the multiplexed run")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--concurrency", type=int, default=2)
