@@ -338,13 +338,16 @@ def close_sessions(sessions: Sequence[BotSession]) -> None:
     for the kernel (the group frozen and emptied, bubblewrap reaped, the group removed), and
     the waits of a pool's processes then overlap instead of adding up."""
     open_ones = [session for session in sessions if session.state is not SessionState.CLOSED]
-    if len(open_ones) < 2:
-        for session in open_ones:
-            session.close()
-        return
-    with ThreadPoolExecutor(max_workers=len(open_ones), thread_name_prefix="session-close") as closing:
-        for done in [closing.submit(session.close) for session in open_ones]:
-            done.result()
+    if len(open_ones) > 1:
+        try:
+            with ThreadPoolExecutor(max_workers=len(open_ones), thread_name_prefix="session-close") as closing:
+                for done in [closing.submit(session.close) for session in open_ones]:
+                    done.result()
+            return
+        except RuntimeError:  # the interpreter is exiting (a pool closed by a finalizer): no new threads
+            pass
+    for session in open_ones:
+        session.close()
 
 
 def _power_of_ten(n: int) -> bool:

@@ -3,11 +3,14 @@
 ``SessionPool.prepare`` launches both seats' processes before either handshake and greets them
 in one poll loop; every bot keeps its own handshake deadline, a bot that fails its handshake is
 the session its seat gets (no replacement is started behind its back), and the other seat's
-bot is welcomed as if it had started alone.
+bot is welcomed as if it had started alone. A pool that a finalizer closes at interpreter exit
+still stops its bots.
 """
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -77,3 +80,25 @@ def test_a_match_starts_its_two_processes_together(tmp_path: Path, greeted: list
         outcome = arena.matchplay.play_match(pool, (RANDOM, RANDOM), "together", 7, pair_key="pair-0")
     assert not outcome.faults and not outcome.void
     assert greeted == [[(SessionState.STARTING, True), (SessionState.STARTING, True)]]
+
+
+_CLOSED_AT_EXIT = """
+import multiprocessing.util, sys
+from pathlib import Path
+from arena.botproc import load_manifest
+from arena.matchplay import MatchSettings, SessionPool
+pool = SessionPool(Path(sys.argv[1]), MatchSettings())
+manifest = load_manifest(sys.argv[2])
+first = pool.acquire(manifest)
+second = pool.acquire(manifest, exclude=(first,))
+multiprocessing.util.Finalize(pool, pool.close, exitpriority=10)  # as a runner's worker thread does
+print(first.process.pid, second.process.pid, flush=True)
+"""
+
+
+def test_a_pool_closed_by_a_finalizer_at_exit_still_ends_its_bots(tmp_path: Path) -> None:
+    # At interpreter exit no thread pool takes work, so the pool's bots are stopped one by one.
+    done = subprocess.run([sys.executable, "-c", _CLOSED_AT_EXIT, str(tmp_path), str(Path("bots/random").resolve())],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert len(done.stdout.split()) == 2
