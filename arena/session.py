@@ -13,15 +13,17 @@ accepted ``hello``. Nothing another peer does can cost the bot anything:
 - frames from any other routing id are dropped and counted (``foreign_frames``);
 - a connection from outside the bot's sandbox is closed as soon as it is accepted (where the
   arena may look at the peer's process: always as root), and so is every connection accepted
-  after the hello; once the hello is accepted the socket's path is
-  removed, so nobody can connect any more while the link stays up;
+  after the hello; once the hello is read the socket's path is removed, so nobody can
+  connect any more while the link stays up, and only then are the events queued ahead of the
+  hello handled (a peer that kept connecting would otherwise keep that queue from emptying);
 - more than ``MAX_OWN_CONNECTIONS`` connections from the bot's own sandbox before its hello is
   a ``protocol`` fault of that bot (it floods its own link). The monitor names a connection
   only by its descriptor, read after the fact, and libzmq gives the next connection the
   descriptor a closed one freed: a peer that connects and disconnects over and over queues
   ``ACCEPTED(N)`` after ``ACCEPTED(N)``, and each one finds whatever holds ``N`` when it is
   read, maybe the bot's link. So a connection is known by its socket's inode and counts once,
-  however many events name it: a bot is charged only for connections it really opened;
+  however many events name it: a bot is charged only for connections it really opened
+  (counting those whose events are read only with its hello);
 - only the link's own disconnect is a fault: the socket monitor names the descriptor of the
   connection that closed, and the link's descriptor is known from its ``hello``;
 - each connection queues at most ``_RCVHWM`` messages (a flooding peer then blocks itself),
@@ -269,14 +271,15 @@ class BotSession:
                 pass
 
     def open_link(self, fd: int) -> None:
-        """The hello came on connection ``fd``: it is the link; nobody else can connect now."""
-        self.link_lost(limit=None)  # events from before the hello (an earlier user of ``fd``)
-        self.link_fd = fd
+        """The hello came on connection ``fd``: it is the link; nobody else can connect now,
+        and the connection events queued before it are handled (an earlier user of ``fd``'s)."""
         if self.path is not None:
             try:
-                os.unlink(self.path)
+                os.unlink(self.path)  # first: a peer connecting faster than the queue drains would never let it empty
             except OSError:
                 pass
+        self.link_lost(limit=None)
+        self.link_fd = fd
 
     def exited(self) -> bool:
         """Whether the bot process has ended."""
@@ -465,14 +468,22 @@ def _handshake_step(launch: Launch, ready: dict[Any, int], rules: dict[str, Any]
         return
     if session.monitor in ready:
         session.link_lost()
-        if session.own_connections > MAX_OWN_CONNECTIONS:
-            session.fail(FaultKind.PROTOCOL, f"opened more than {MAX_OWN_CONNECTIONS} connections to its "
-                                             "endpoint before its hello (the protocol allows one)")
+        if _flooded(session):
             return
     if session.socket in ready:
         for frame in session._messages(RECEIVE_BATCH, copy=False):
             _answer_hello(session, frame, launch.max_games, rules)
             return
+
+
+def _flooded(session: BotSession) -> bool:
+    """Whether the bot's sandbox opened more connections than allowed before its hello (it then
+    dies with a ``protocol`` fault)."""
+    if session.own_connections <= MAX_OWN_CONNECTIONS:
+        return False
+    session.fail(FaultKind.PROTOCOL, f"opened more than {MAX_OWN_CONNECTIONS} connections to its "
+                                     "endpoint before its hello (the protocol allows one)")
+    return True
 
 
 def _answer_hello(session: BotSession, frame: zmq.Frame, max_games: int, rules: dict[str, Any]) -> None:
@@ -489,6 +500,8 @@ def _answer_hello(session: BotSession, frame: zmq.Frame, max_games: int, rules: 
         session.fail(FaultKind.PROTOCOL, "hello with a wrong token", reply=raw)
         return
     session.open_link(int(frame.get(zmq.SRCFD)))
+    if _flooded(session):  # counted among the events that were queued behind the hello
+        return
     session.max_games = max(1, min(max_games, hello.max_games))
     session.send(make_welcome(session.max_games, rules=rules))
     session.state = SessionState.READY
