@@ -1,15 +1,15 @@
 """Links that only their bot can touch: the link attacks of ``bots/hostile/`` in real matches.
 
 Each hostile bot here plays ``bench/bots/echo``'s moves (the first legal action) while it
-attacks a link: the opponent's (``linkpeek``) or its own (``strayframes``, ``replayflood``,
-``monitorflood``, ``fdflood``). So a match against it must be exactly the match against echo
+attacks a link: the opponent's (``linkpeek``, ``fdreuse``) or its own (``strayframes``,
+``replayflood``, ``monitorflood``, ``fdflood``). So a match against it must be exactly the match against echo
 with the same seed, with no fault for anyone, unless the attack is a fault of the attacker
 itself (a connection flood before its hello). Clocks are tight (50 ms + 250 ms bank), where
 these attacks used to charge the opponent. Each test also checks that the attack really ran
 (the bot's own counts on stderr, the arena's counts on the session), so it cannot pass by
 the attack missing its target.
 
-``linkpeek`` plays without bubblewrap (``sandbox = fallback``): there every bot's endpoint is
+``linkpeek`` and ``fdreuse`` play without bubblewrap (``sandbox = fallback``): there every bot's endpoint is
 reachable, so the defence is shown not to rest on the endpoint being hidden. For the same
 reason control groups are off in the match tests: a bot is frozen while it owes no answer,
 which already stops most of these attacks during the opponent's turns; the link must hold
@@ -174,6 +174,28 @@ def test_linkpeek_cannot_touch_the_opponents_link(make_pool: Callable[..., Recor
     assert int(seen[1]) >= 1 and int(seen[2]) >= 1
 
 
+def test_fdreuse_cannot_get_a_new_opponent_charged(make_pool: Callable[..., RecordingPool],
+                                                   echo_outcomes: list[MatchOutcome]) -> None:
+    """Each match's opponent is a new process, flooded with connections before its hello (the
+    arena once counted its link once per stale event naming its descriptor, and charged it)."""
+    pool = make_pool(SandboxMode.FALLBACK)
+    bot = hostile("fdreuse")
+    # the warm-up keeps an fdreuse process running (and scanning) whenever an opponent starts below
+    warm_up = play_match(pool, (bot, load_manifest(ECHO)), "warm-up", 1, pair_key="warm-up")
+    assert warm_up.faults == () and len(pool.sessions_of(bot)) == 1
+    outcomes, victims = [], []
+    for n, (seed, seat) in enumerate((seed, seat) for seed in SEEDS for seat in (0, 1)):  # play_both_seats' order
+        victim = dataclasses.replace(load_manifest(RANDOM), env={"FRESH_PROCESS": str(n)})  # no session to reuse
+        seats = (bot, victim) if seat == 0 else (victim, bot)
+        outcomes.append(play_match(pool, seats, f"m{seed}s{seat}", seed, pair_key=(seed, seat)))
+        victims += pool.sessions_of(victim)
+    assert_as_echo(outcomes, echo_outcomes)
+    assert len(victims) == len(outcomes) and all(s.own_connections == 1 for s in victims)
+    # a connection can only have been made before its target's hello (the path goes then)
+    seen = wait_for_stderr(pool.sessions_of(bot), r"fdreuse: targets (\d+) connected (\d+) refused (\d+)")
+    assert int(seen[1]) >= len(victims) and int(seen[2]) >= 1
+
+
 def test_strayframes_floods_only_its_own_queue(make_pool: Callable[..., RecordingPool],
                                                echo_outcomes: list[MatchOutcome]) -> None:
     pool = make_pool()
@@ -248,15 +270,18 @@ def arena_match(bot: Path, clock: TimeControl, *extra: str) -> dict[str, Any]:
     return {k: result[k] for k in ("winner", "score", "forfeit", "void", "faults", "records")}
 
 
-@pytest.mark.parametrize("name, sandbox", [("linkpeek", "fallback"), ("strayframes", "auto"),
+OPPONENTS_ATTACKERS = {"linkpeek", "fdreuse"}  # they flood nothing of their own
+
+
+@pytest.mark.parametrize("name, sandbox", [("linkpeek", "fallback"), ("fdreuse", "fallback"), ("strayframes", "auto"),
                                            ("fdflood", "auto"), ("monitorflood", "auto")])
 def test_arena_match_against_an_attacker_finishes_like_echo(name: str, sandbox: str) -> None:
     """It never hangs; nobody but a flooder (its own threads against its own main thread) is
-    ever charged, and linkpeek, which floods nothing of its own, never."""
+    ever charged, and an attacker of the opponent's link, which floods nothing of its own, never."""
     echo = arena_match(ECHO, CALM, "--sandbox", sandbox)
     assert echo["faults"] == [] and echo["records"]
     attacked = arena_match(HOSTILE / name, TIME, "--sandbox", sandbox)
-    assert {f["bot"] for f in attacked["faults"]} <= ({name} if name != "linkpeek" else set())
+    assert {f["bot"] for f in attacked["faults"]} <= ({name} if name not in OPPONENTS_ATTACKERS else set())
     if not attacked["faults"]:
         assert attacked == echo
 
@@ -267,7 +292,8 @@ MATCH_ROWS = ("SELECT pair_index, half, seat0, seat1, winner_seat, score0, score
               "FROM matches ORDER BY pair_index, half")
 HAND_ROWS = ("SELECT m.pair_index, m.half, h.hand_index, h.record_json FROM hands h "
              "JOIN matches m ON m.id = h.match_row ORDER BY m.pair_index, m.half, h.hand_index")
-CUP = [RANDOM, ECHO, *(HOSTILE / name for name in ("linkpeek", "strayframes", "monitorflood", "fdflood", "replayflood"))]
+CUP = [RANDOM, ECHO, *(HOSTILE / name for name in ("linkpeek", "fdreuse", "strayframes", "monitorflood", "fdflood",
+                                                   "replayflood"))]
 
 
 # The tournaments run with the whole defence, control groups included where the machine has
