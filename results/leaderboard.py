@@ -237,8 +237,8 @@ def build_leaderboard(store: Store, env: RatingEnv | None = None, *, rating: str
             points[seats[hand.winner_seat]] += hand.game_points
     faults = [0] * n
     for fault in store.faults(tid):
-        if fault["entrant"] is not None and fault["kind"] != "harness":
-            faults[fault["entrant"]] += 1
+        if fault.entrant is not None and fault.kind != "harness":
+            faults[fault.entrant] += 1
     times: list[list[float]] = [[] for _ in range(n)]
     cpu_times: list[list[float]] = [[] for _ in range(n)]
     for row in store.think_times(tid):

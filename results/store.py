@@ -279,6 +279,40 @@ _HAND_COLUMNS = "match_row, hand_index, winner_seat, game_points, reason, total0
 
 
 @dataclass(frozen=True, slots=True)
+class FaultRow:
+    """A stored fault: its row ``id``, its match (row id and ``match_id``), the seat and the entrant
+    charged (None: the harness), its kind and detail, and its whole record as stored (``record``:
+    ``Fault.to_dict``, the evidence shown as it was kept) with the hand it happened in."""
+
+    id: int
+    match_row: int
+    match_id: str
+    seat: int | None
+    entrant: int | None
+    kind: str
+    detail: str
+    record: dict[str, Any]
+
+    @classmethod
+    def of(cls, row: Sequence[Any]) -> FaultRow:
+        """The record of a row of ``Store.faults``' columns (StoreError if its ``fault_json`` is not an object)."""
+        id_, match_row, match_id, seat, entrant, kind, detail, fault_json = row
+        try:
+            record = json.loads(fault_json)
+        except ValueError as exc:
+            raise StoreError(f"fault {id_}: its record is not JSON ({exc})") from None
+        if not isinstance(record, dict):
+            raise StoreError(f"fault {id_}: its record is not an object")
+        return cls(id_, match_row, match_id, seat, entrant, kind, detail, record)
+
+    @property
+    def hand_index(self) -> int | None:
+        """The hand (0-based) the fault happened in, when its record says."""
+        index = self.record.get("hand_index")
+        return index if type(index) is int else None
+
+
+@dataclass(frozen=True, slots=True)
 class StoredPair:
     """A scheduled pair as the store holds it: the ``pair``, when its results were stored (None:
     not yet) and how many times it was played to get them."""
@@ -702,13 +736,14 @@ class Store:
                                "WHERE m.tournament_id = ? ORDER BY m.pair_index, m.half, h.hand_index", (tid,))
         return (HandRow(*row) for row in rows)
 
-    def faults(self, tid: int) -> list[sqlite3.Row]:
-        """Every fault, with the match id, in schedule order."""
-        return self.db.execute(
-            "SELECT f.*, m.match_id FROM faults f JOIN matches m ON m.id = f.match_row "
-            "WHERE m.tournament_id = ? ORDER BY m.pair_index, m.half, f.id",
-            (tid,),
-        ).fetchall()
+    def faults(self, tid: int, match_row: int | None = None) -> list[FaultRow]:
+        """Every fault in schedule order; only those of match ``match_row`` (its ``MatchRow.id``) with it."""
+        where, args = ("AND m.id = ?", (tid, match_row)) if match_row is not None else ("", (tid,))
+        rows = self.db.execute(
+            "SELECT f.id, f.match_row, m.match_id, f.seat, f.entrant, f.kind, f.detail, f.fault_json FROM faults f "
+            f"JOIN matches m ON m.id = f.match_row WHERE m.tournament_id = ? {where} ORDER BY m.pair_index, m.half, f.id",
+            args)
+        return [FaultRow.of(row) for row in rows]
 
     def think_times(self, tid: int) -> list[sqlite3.Row]:
         """Per match and seat, the decisions' wall times (``times_ms_json``) and CPU times

@@ -230,14 +230,14 @@ def cmd_show(args: argparse.Namespace) -> int:
         labels = [e.bot.label for e in store.entrants(tid)]
         names = (labels[match.seat0], labels[match.seat1])
         hands = store.hands(match.id)
-        faults = [f for f in store.faults(tid) if f["match_id"] == args.match]
+        faults = store.faults(tid, match.id)
     print(f"{match.match_id}: {names[0]} (seat 0) vs {names[1]} (seat 1), seed {match.seed}")
     for row in hands:
         first, *rest = hand_lines(hand_record(row.record_json), names)
         print(f"\nHand {row.hand_index + 1}: {first}")
         print("\n".join(rest))
     for fault in faults:
-        print(f"\nFAULT {fault['kind']} by {fault['seat'] if fault['seat'] is not None else 'arena'}: {fault['detail']}")
+        print(f"\nFAULT {fault.kind} by {fault.seat if fault.seat is not None else 'arena'}: {fault.detail}")
     if match.void or match.winner_seat is None:
         print("\nvoid match (harness fault), not rated")
     else:

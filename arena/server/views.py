@@ -7,7 +7,6 @@ detail, never the bot's stderr tail, which only its owner may read.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -118,12 +117,11 @@ def match_json(request: Request) -> dict[str, Any]:
         if store is None or row is None:
             raise HTTPError(404, f"no match {match_id!r}")
         labels = _labels(store, tid)
-        faults = store.db.execute("SELECT * FROM faults WHERE match_row = ? ORDER BY id", (row.id,)).fetchall()
-        records = [json.loads(f["fault_json"]) for f in faults]
-        fault_hands = {r.get("hand_index") for r in records if isinstance(r.get("hand_index"), int)}
+        faults = store.faults(tid, row.id)
+        fault_hands = {f.hand_index for f in faults if f.hand_index is not None}
         line = _match_line(row, labels)
         replay = match_replay(row, store.hands(row.id), (line["names"][0], line["names"][1]), fault_hands)
-    line["faults"] = [{"kind": f["kind"], "seat": f["seat"], "detail": f["detail"]} for f in faults]
+    line["faults"] = [{"kind": f.kind, "seat": f.seat, "detail": f.detail} for f in faults]
     line["replay"] = replay
     return line
 

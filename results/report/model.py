@@ -21,7 +21,7 @@ from arena.engine.view import organiser_events
 from ..leaderboard import Leaderboard, build_leaderboard
 from ..pairgames import stored_result
 from ..ratings import RatingEnv
-from ..store import HandRow, MatchRow, Store, StoredEntrant, TournamentRow, hand_record
+from ..store import FaultRow, HandRow, MatchRow, Store, StoredEntrant, TournamentRow, hand_record
 
 SUIT_SYMBOLS = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}
 REASON_TEXT = {
@@ -267,7 +267,7 @@ class ReportData:
     entrants: list[StoredEntrant]
     matches: list[dict[str, Any]]
     hands: dict[int, list[HandRow]]
-    faults: list[dict[str, Any]]
+    faults: list[FaultRow]
     snapshots: list[tuple[int, dict[int, tuple[float, float]]]]
     initial: tuple[float, float]
     behaviour: dict[int, Behaviour]
@@ -289,7 +289,7 @@ class ReportData:
 
     def replay(self, match: dict[str, Any]) -> list[dict[str, Any]]:
         """The replay data of one match's hands."""
-        fault_hands = {f["hand_index"] for f in match["faults"] if isinstance(f["hand_index"], int)}
+        fault_hands = {f.hand_index for f in match["faults"] if f.hand_index is not None}
         return match_replay(match["row"], self.hands.get(match["id"], []), match["names"], fault_hands)
 
 
@@ -320,14 +320,10 @@ def _load(store: Store, env: RatingEnv) -> ReportData:
     tid = tournament.id
     entrants = store.entrants(tid)
     labels = [e.bot.label for e in entrants]
-    faults_by_match: dict[int, list[dict[str, Any]]] = {}
-    faults = []
-    for row in store.faults(tid):
-        fault = dict(row)
-        fault["record"] = json.loads(row["fault_json"])
-        fault["hand_index"] = fault["record"].get("hand_index")
-        faults.append(fault)
-        faults_by_match.setdefault(row["match_row"], []).append(fault)
+    faults = store.faults(tid)
+    faults_by_match: dict[int, list[FaultRow]] = {}
+    for fault in faults:
+        faults_by_match.setdefault(fault.match_row, []).append(fault)
     hands: dict[int, list[HandRow]] = {}
     for hand in store.all_hands(tid):
         hands.setdefault(hand.match_row, []).append(hand)

@@ -233,7 +233,7 @@ class Site:
     def _bot_page(self, entrant: int) -> bytes:
         data = self.data
         matches = [m for m in data.matches if entrant in m["seats"]]
-        faults = [f for f in data.faults if f["entrant"] == entrant]
+        faults = [f for f in data.faults if f.entrant == entrant]
         return self._page("bot.html.j2", "../", entrant=entrant, entrant_row=data.entrants[entrant],
                           matches=matches, faults=faults, opponents=data.opponents[entrant],
                           behaviour=data.behaviour[entrant], decisions=data.decisions.get(entrant, 0),

@@ -43,7 +43,7 @@ def db(live_run: LiveRun) -> dict:
             "matches": [asdict(m) for m in matches],
             "hands": [{**asdict(h), "match_id": by_row[h.match_row].match_id, "seat0": by_row[h.match_row].seat0,
                        "seat1": by_row[h.match_row].seat1} for h in store.all_hands(tid)],
-            "faults": [dict(f) for f in store.faults(tid)],
+            "faults": [asdict(f) for f in store.faults(tid)],
         }
 
 
@@ -213,10 +213,10 @@ def test_bot_pages_match_the_store(site_dir: Path, board: Leaderboard, db: dict)
         for item, fault in zip(items, faults):
             assert fault["detail"] in item.text and fault["kind"] in item.text
             link = item.iter("a")[0].attrs["href"]
-            hand_index = json.loads(fault["fault_json"])["hand_index"]
+            hand_index = fault["record"]["hand_index"]
             assert link == f"../matches/{fault['match_id']}.html#h{hand_index + 1}"
             assert hand_index < len(replay_data(site_dir, fault["match_id"])["hands"])
-            assert json.loads(item.iter("pre")[0].text) == json.loads(fault["fault_json"])
+            assert json.loads(item.iter("pre")[0].text) == fault["record"]
         listed = {a.attrs["href"] for a in doc.find("a", class_="replay-link")}
         mine = {f"../matches/{m['match_id']}.html" for m in db["matches"] if entrant in (m["seat0"], m["seat1"])}
         assert listed == mine

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from arena.engine import HandResult, Reason, Rules
-from arena.engine.records import EntrantRecord, HandRecord, MatchOutcome, Pair, SprtSettings, Think, TournamentSettings
+from arena.engine.records import (EntrantRecord, Fault, FaultKind, HandRecord, MatchOutcome, Pair, SprtSettings, Think,
+                                  TournamentSettings)
 from results.errors import StoreError
 from results.store import APPLICATION_ID, MIGRATIONS, Store, StoredEntrant, hand_record
 from tests.tournament.stores import BOTS, SETTINGS
@@ -138,6 +139,23 @@ def test_pairs_and_hands_read_back_as_typed_rows(tmp_path: Path) -> None:
         assert list(store.all_hands(tid)) == [hand, replace(hand, match_row=other_half.id)]
     assert (hand.match_row, hand.hand_index, hand.record_json) == (match.id, 0, OLD_RECORD_JSON)
     assert hand.result == won and replace(hand, reason="lucky").result is None  # a foreign reason: no result
+
+
+def test_faults_read_back_typed_with_their_record_as_stored(tmp_path: Path) -> None:
+    late = Fault(FaultKind.TIMEOUT, 1, "y", "late", match_id="p00000h0", hand_index=2, elapsed_ms=12.5)
+    void = Fault(FaultKind.HARNESS, None, "arena", "worker died", match_id="p00000h1")
+    halves = [replace(_outcome("p00000h0", 0), faults=(late,)), replace(_outcome("p00000h1", 1), faults=(void,))]
+    with Store(tmp_path / "a.sqlite", create=True) as store:
+        tid = store.create_tournament("t", 1, SETTINGS, BOTS, [Pair(0, 0, 1, 99)])
+        store.record_pair(tid, 0, halves, [(0, 1), (1, 0)])
+        first, second = store.faults(tid)
+        assert store.faults(tid, second.match_row) == [second]
+        store.db.execute("UPDATE faults SET fault_json = '[1]' WHERE id = ?", (second.id,))
+        with pytest.raises(StoreError, match=f"fault {second.id}: its record is not an object"):
+            store.faults(tid)
+    assert (first.match_id, first.seat, first.entrant, first.kind, first.detail) == ("p00000h0", 1, 1, "timeout", "late")
+    assert first.record == late.to_dict() and first.hand_index == 2
+    assert (second.seat, second.entrant, second.kind, second.hand_index) == (None, None, "harness", None)
 
 
 @pytest.mark.parametrize("text, problem", [

@@ -28,7 +28,7 @@ def test_a_withdrawal_is_stored_with_its_refused_pair(tmp_path: Path) -> None:
         assert [e.withdrawn is not None for e in store.entrants(tid)] == [False, True]
         assert sink.refused_entrants(PairTask(1, 1, ("/x", "/y"), ("x", "y"), MatchSettings(), "")) == [1]
         assert [m.void for m in store.matches(tid)] == [True, True]
-        assert all("refused: 'y' changed during the run" in f["detail"] for f in store.faults(tid))
+        assert all("refused: 'y' changed during the run" in f.detail for f in store.faults(tid))
         assert sink.report.withdrawn["y"].startswith("changed during the run (fingerprint g at the start")
         assert sink.report.pairs_played == 1 and sink.report.faults == 2
     with Recording(tmp_path / "a.sqlite") as reopened:  # a resumed run refuses the withdrawn bot's pairs too
