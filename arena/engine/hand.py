@@ -9,16 +9,14 @@ forced single actions (R5.1) and logs the events the views are made of.
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .cards import CARD_NAMES, HIGH_CARDS, LOW_CARDS, SUITS, parse_deck
 from .core import _DO, ACTION_BITS, ACTION_INDEX, ACTION_NAMES, FOLLOW, SPECIAL_ACTIONS, Core, Phase
 from .errors import IllegalAction, MalformedAction
 from .result import HandResult
 from .rules import Rules
-
-if TYPE_CHECKING:
-    from .view import Rendered
+from .view import Rendered, core_from_view, hand_view
 
 _DEFAULT_RULES = Rules()
 # Action strings by the parts of a legal mask, as the core's ``legal`` has them in ints.
@@ -93,8 +91,6 @@ class Hand:
         cards or be empty). ``rules`` defaults to the default profile. ValueError if the
         guesses do not fit the view.
         """
-        from .view import core_from_view
-
         core = core_from_view(view, opponent_cards, stock, rules or _DEFAULT_RULES)
         return cls._wrap(core, (), view["dealer"])
 
@@ -156,8 +152,6 @@ class Hand:
 
     def view(self, seat: int) -> dict[str, Any]:
         """Everything ``seat`` may know now (docs/rules.md R15), as a JSON-ready dict."""
-        from .view import hand_view
-
         return hand_view(self, seat)
 
     def record(self) -> dict[str, Any]:
