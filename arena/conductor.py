@@ -16,6 +16,7 @@ session's monitor is polled while it plays: a bot that dies is noticed at any ti
 
 from __future__ import annotations
 
+import itertools
 import logging
 import math
 import time
@@ -33,6 +34,7 @@ from protocol import ProtocolError, make_hand_over, make_match_over, make_reques
 log = logging.getLogger(__name__)
 
 _LIVENESS_S = 0.25  # how often a waiting conductor checks that busy bots are still alive
+_rounds = itertools.count()  # poll rounds of every conductor in this process: a session outlives its conductor
 
 
 @dataclass(slots=True)
@@ -105,7 +107,7 @@ class _Conductor:
         self.owed: dict[int, int] = {}  # id(session) -> requests it has not answered yet
         self.poller = zmq.Poller()
         self.by_socket: dict[zmq.Socket[bytes], tuple[BotSession, bool]] = {}
-        self.round = 0  # poll rounds so far: a bot's CPU counter is read at most once per round
+        self.round = next(_rounds)  # this poll round: a bot's CPU counter is read at most once per round
         self.answered: list[BotSession] = []  # sessions that answered this round: frozen before the next poll
 
     def run(self) -> list[MatchOutcome]:
@@ -114,7 +116,7 @@ class _Conductor:
         while self.playing:
             self._freeze_idle()
             events = self.poller.poll(math.ceil(self._next_wait() * 1000.0))
-            self.round += 1
+            self.round = next(_rounds)
             now = time.monotonic()
             for sock, _ in events:
                 session, is_monitor = self.by_socket[sock]

@@ -173,3 +173,24 @@ def test_a_sandbox_init_orphaned_mid_launch_is_ended_by_the_next_run(tmp_path: P
     finally:
         os.close(info_r)
         run.clear()
+
+
+@NEEDS_BWRAP
+def test_decision_cpu_times_add_up_to_what_the_bots_used_without_overlap(tmp_path: Path) -> None:
+    # The conductor reads a bot's CPU counter at most once per poll round, and processes outlive
+    # conductors (one per match here): no reading may stand for two moments, and most of what the
+    # bots used (they answer, then are frozen) is in their decisions.
+    from arena.matchplay import MatchSettings, SessionPool, play_match
+
+    manifest = load_manifest(ROOT / "bots/random")
+    with SessionPool(tmp_path, MatchSettings()) as pool:
+        play_match(pool, (manifest, manifest), "warm", 0)
+        sessions = list(pool.idle)
+        before = [s.process.cpu_ns() or 0 for s in sessions if s.process]
+        outcomes = [play_match(pool, (manifest, manifest), f"m{i}", i) for i in range(1, 13)]
+        after = [s.process.cpu_ns() or 0 for s in sessions if s.process]
+    assert len(sessions) == 2 and all(o.winner is not None for o in outcomes)
+    cpu_ms = [t.cpu_ms for o in outcomes for t in o.think_ms]
+    assert all(ms is not None and ms >= 0 for ms in cpu_ms)
+    used_ms = (sum(after) - sum(before)) / 1e6
+    assert 0.5 * used_ms <= sum(ms for ms in cpu_ms if ms is not None) <= used_ms + 0.5
