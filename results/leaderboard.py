@@ -242,8 +242,8 @@ def build_leaderboard(store: Store, env: RatingEnv | None = None, *, rating: str
     times: list[list[float]] = [[] for _ in range(n)]
     cpu_times: list[list[float]] = [[] for _ in range(n)]
     for row in store.think_times(tid):
-        times[row["entrant"]].extend(json.loads(row["times_ms_json"]))
-        cpu_times[row["entrant"]].extend(ms for ms in json.loads(row["cpu_ms_json"] or "[]") if ms is not None)
+        times[row.entrant].extend(row.wall_ms)
+        cpu_times[row.entrant].extend(ms for ms in row.cpu_ms or () if ms is not None)
     ratings = rate_in_schedule_order(env, n, list(stored_pair_results(matches).items()))
     games = pair_games(matches)
     fit = bradley_terry(games, n, replicates=bootstrap, seed=seed, top_k=top_k)

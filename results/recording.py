@@ -142,9 +142,8 @@ class Recording:
         rater = ScheduleRater(self.env, len(self.store.entrants(tid)))
         snapshots = self.store.snapshots(tid)
         if snapshots:
-            last = snapshots[-1]["after_pair"]
-            rater.restore(last, {r["entrant"]: Rating(r["mu"], r["sigma"])
-                                 for r in snapshots if r["after_pair"] == last})
+            last = snapshots[-1].after_pair
+            rater.restore(last, {r.entrant: Rating(r.mu, r.sigma) for r in snapshots if r.after_pair == last})
         for index, results in sorted(stored_pair_results(self.store.matches(tid)).items()):
             if index >= rater.frontier:
                 rater.add(index, results)

@@ -313,6 +313,28 @@ class FaultRow:
 
 
 @dataclass(frozen=True, slots=True)
+class ThinkRow:
+    """One seat's decision times in a stored match, in ms: ``wall_ms`` each, and ``cpu_ms`` (None
+    entries where not measured; None for a store from before CPU times were kept)."""
+
+    match_row: int
+    seat: int
+    entrant: int
+    wall_ms: tuple[float, ...]
+    cpu_ms: tuple[float | None, ...] | None
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotRow:
+    """An entrant's rating (``mu``, ``sigma``) once every pair up to ``after_pair`` was rated."""
+
+    after_pair: int
+    entrant: int
+    mu: float
+    sigma: float
+
+
+@dataclass(frozen=True, slots=True)
 class StoredPair:
     """A scheduled pair as the store holds it: the ``pair``, when its results were stored (None:
     not yet) and how many times it was played to get them."""
@@ -741,23 +763,24 @@ class Store:
         where, args = ("AND m.id = ?", (tid, match_row)) if match_row is not None else ("", (tid,))
         rows = self.db.execute(
             "SELECT f.id, f.match_row, m.match_id, f.seat, f.entrant, f.kind, f.detail, f.fault_json FROM faults f "
-            f"JOIN matches m ON m.id = f.match_row WHERE m.tournament_id = ? {where} ORDER BY m.pair_index, m.half, f.id",
-            args)
+            f"JOIN matches m ON m.id = f.match_row WHERE m.tournament_id = ? {where} "
+            "ORDER BY m.pair_index, m.half, f.id", args)
         return [FaultRow.of(row) for row in rows]
 
-    def think_times(self, tid: int) -> list[sqlite3.Row]:
-        """Per match and seat, the decisions' wall times (``times_ms_json``) and CPU times
-        (``cpu_ms_json``: null entries, or a null column, where not measured), in ms."""
-        return self.db.execute(
-            "SELECT t.* FROM think_times t JOIN matches m ON m.id = t.match_row WHERE m.tournament_id = ?",
-            (tid,),
-        ).fetchall()
+    def think_times(self, tid: int) -> list[ThinkRow]:
+        """Per match and seat, the decisions' wall and CPU times."""
+        rows = self.db.execute("SELECT t.match_row, t.seat, t.entrant, t.times_ms_json, t.cpu_ms_json "
+                               "FROM think_times t JOIN matches m ON m.id = t.match_row WHERE m.tournament_id = ?",
+                               (tid,))
+        return [ThinkRow(match_row, seat, entrant, tuple(json.loads(wall)),
+                         None if cpu is None else tuple(json.loads(cpu)))
+                for match_row, seat, entrant, wall, cpu in rows]
 
-    def snapshots(self, tid: int) -> list[sqlite3.Row]:
-        """Rating snapshots in schedule order."""
-        return self.db.execute(
-            "SELECT * FROM rating_snapshots WHERE tournament_id = ? ORDER BY after_pair, entrant", (tid,)
-        ).fetchall()
+    def snapshots(self, tid: int) -> list[SnapshotRow]:
+        """Rating snapshots in schedule order (then by entrant)."""
+        rows = self.db.execute("SELECT after_pair, entrant, mu, sigma FROM rating_snapshots WHERE tournament_id = ? "
+                               "ORDER BY after_pair, entrant", (tid,))
+        return [SnapshotRow(*row) for row in rows]
 
     # ------------------------------------------------------------------ writes
 

@@ -8,7 +8,6 @@ derived here by replaying the stored hand records through the engine.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
@@ -372,10 +371,10 @@ def _load(store: Store, env: RatingEnv) -> ReportData:
         })
     by_pair: dict[int, dict[int, tuple[float, float]]] = {}
     for snap in store.snapshots(tid):
-        by_pair.setdefault(snap["after_pair"], {})[snap["entrant"]] = (snap["mu"], snap["sigma"])
+        by_pair.setdefault(snap.after_pair, {})[snap.entrant] = (snap.mu, snap.sigma)
     decisions: dict[int, int] = {}
     for row in store.think_times(tid):
-        decisions[row["entrant"]] = decisions.get(row["entrant"], 0) + len(json.loads(row["times_ms_json"]))
+        decisions[row.entrant] = decisions.get(row.entrant, 0) + len(row.wall_ms)
     initial = env.initial()
     return ReportData(
         tournament=tournament,

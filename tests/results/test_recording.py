@@ -42,10 +42,10 @@ def test_a_failed_commit_leaves_the_ratings_where_they_were(tmp_path: Path) -> N
                              {1: "withdrawn with a pair that failed"})
         assert (dict(recording.rater.ratings), recording.rater.frontier) == rated
         store = recording.store
-        assert [s["after_pair"] for s in store.snapshots(recording.tid)] == [0, 0]
+        assert [s.after_pair for s in store.snapshots(recording.tid)] == [0, 0]
         assert [e.withdrawn for e in store.entrants(recording.tid)] == [None, None]
         recording.record(_pair(1), PAIRS[1], 1, {})
-        assert recording.rater.frontier == 2 and [s["after_pair"] for s in store.snapshots(recording.tid)] == [0, 0, 1, 1]
+        assert recording.rater.frontier == 2 and [s.after_pair for s in store.snapshots(recording.tid)] == [0, 0, 1, 1]
 
 
 def test_reopened_it_holds_what_was_stored_and_rates_on_where_it_stopped(tmp_path: Path) -> None:

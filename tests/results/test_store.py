@@ -91,7 +91,7 @@ def test_each_decision_keeps_its_cpu_time_beside_its_wall_time(tmp_path: Path,
         measured = replace(_outcome("p00000h0", 0), think_ms=(Think(0, 0, 1.5, 0.25), Think(1, 0, 2.0), Think(0, 1, 3.0, 1.0)))
         unmeasured = _outcome("p00000h1", 1)  # an outcome without CPU times: wall times only
         store.record_pair(tid, 0, [measured, unmeasured], [(0, 1), (1, 0)])
-        rows = sorted((json.loads(r["times_ms_json"]), json.loads(r["cpu_ms_json"] or "null"))
+        rows = sorted((list(r.wall_ms), None if r.cpu_ms is None else list(r.cpu_ms))
                       for r in store.think_times(tid))
     assert rows == sorted([([2.5], None), ([1.5, 3.0], [0.25, 1.0]), ([2.0], [None]), ([1.5], [None]), ([], [])])
 
@@ -217,7 +217,7 @@ def test_a_pair_is_stored_once_and_atomically(tmp_path: Path) -> None:
         assert [m.match_id for m in store.matches(tid, 0)] == ["p00000h0", "p00000h1"] == [
             m.match_id for m in store.matches(tid)]
         assert store.matches(tid, 1) == []
-        assert [r["after_pair"] for r in store.snapshots(tid)] == [0, 0]
+        assert [r.after_pair for r in store.snapshots(tid)] == [0, 0]
 
 
 def test_foreign_and_corrupt_databases_are_refused_untouched(tmp_path: Path) -> None:
