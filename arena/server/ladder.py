@@ -294,9 +294,8 @@ class _Loop:
         return self.ladder.factory()
 
     def _entrants(self, index: int) -> tuple[int, int]:
-        row = self.store.db.execute("SELECT entrant_a, entrant_b FROM pairs WHERE tournament_id = ? AND pair_index = ?",
-                                    (self.tid, index)).fetchone()
-        return int(row[0]), int(row[1])
+        (stored,) = self.store.pairs(self.tid, index)
+        return stored.pair.a, stored.pair.b
 
     def _rate(self) -> None:
         board = build_board(self.store, self.db)
