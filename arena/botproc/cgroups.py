@@ -23,6 +23,7 @@ folder (``.runs/<run-id>.jsonl``: the groups and pids it launched).
 
 from __future__ import annotations
 
+import errno
 import functools
 import json
 import logging
@@ -59,6 +60,7 @@ the time a CPU hog beside it used. With the highest weight the scope is never be
 machine's other processes. Each bot stays capped by its own quota, and frozen bots use
 nothing, so the scope can take at most one CPU per bot that owes an answer."""
 KILL_TIMEOUT_S = 5.0
+REMOVE_TIMEOUT_S = 1.0
 
 # Joins every cgroup.procs file named before "--", then execs the rest: the sandbox starts
 # inside the bot's group. Exit 125 if a group cannot be joined (the launch then fails).
@@ -226,20 +228,31 @@ class Hierarchy(ABC):
     def _live(pids: Iterable[int]) -> bool:
         return any((info := procfs.read_stat(p)) is not None and info.state not in ("Z", "X") for p in pids)
 
-    def remove(self, rel: str) -> bool:
-        """Remove the group's directories (deepest first); True if none is left."""
+    def remove(self, rel: str, timeout: float = REMOVE_TIMEOUT_S) -> bool:
+        """Remove the group's directories (deepest first); True if none is left.
+
+        A folder that is busy is tried again until ``timeout``: a killed process leaves its
+        group only once all its threads have exited, some time after its main thread is a
+        zombie (which is when ``kill`` counts it dead).
+        """
         ok = True
+        deadline = time.monotonic() + timeout
         for top in self.dirs(rel):
             if not top.exists():
                 continue
             for folder, _subdirs, _files in sorted(os.walk(top), key=lambda w: -len(w[0])):
-                try:
-                    os.rmdir(folder)
-                except FileNotFoundError:
-                    pass
-                except OSError as exc:
-                    log.warning("could not remove cgroup %s: %s", folder, exc)
-                    ok = False
+                while True:
+                    try:
+                        os.rmdir(folder)
+                    except FileNotFoundError:
+                        pass
+                    except OSError as exc:
+                        if exc.errno == errno.EBUSY and time.monotonic() < deadline:
+                            time.sleep(0.002)
+                            continue
+                        log.warning("could not remove cgroup %s: %s", folder, exc)
+                        ok = False
+                    break
         return ok
 
     def clear(self, rel: str, timeout: float = KILL_TIMEOUT_S) -> bool:
