@@ -8,7 +8,7 @@ import random
 import numpy as np
 import pytest
 
-from results.bradley_terry import ELO_PER_NAT, bradley_terry, fit_strengths, tied_groups, to_elo, win_matrix
+from results.bradley_terry import ELO_PER_NAT, bradley_terry, fit_strengths, percentile, tied_groups, to_elo, win_matrix
 from results.pairgames import PairGames, pair_games
 from results.pairstats import head_to_head, trinomial
 from tests.tournament.stores import match_row
@@ -141,3 +141,16 @@ def test_trinomial_pair_statistics() -> None:
     sweep = trinomial(4, 0, 0)
     assert sweep.elo is None and sweep.elo_ci95 == (None, None) and sweep.score_ci95 == (1.0, 1.0) and sweep.los == 1.0
     assert trinomial(0, 0, 0).score is None and trinomial(0, 0, 0).los is None
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_percentile_of_sorted_columns_is_numpys_to_the_last_bit(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n, k = int(rng.integers(1, 1500)), int(rng.integers(1, 6))
+    samples = rng.normal(scale=float(rng.choice([1.0, 300.0, 1e6])), size=(n, k))
+    ranks = rng.integers(1, 8, size=(n, k))
+    for q in (2.5, 97.5, 0.0, 50.0, 100.0, float(rng.uniform(0, 100))):
+        assert np.array_equal(percentile(np.sort(samples, axis=0), q), np.percentile(samples, q, axis=0))
+        for method in ("lower", "higher"):
+            assert np.array_equal(percentile(np.sort(ranks, axis=0), q, method),
+                                  np.percentile(ranks, q, axis=0, method=method))
