@@ -16,7 +16,7 @@ import time
 from results.bradley_terry import bradley_terry
 from results.pairgames import pair_games
 from results.ratings import Rating, RatingEnv, rate_in_schedule_order
-from results.store import MatchRow
+from results.rows import MatchRow
 
 
 def main() -> None:

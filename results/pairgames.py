@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .store import MatchRow
+from .rows import MatchRow
 
 
 def stored_result(match: MatchRow) -> tuple[int, int] | None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import trueskill
 
 from .pairgames import stored_result
-from .store import MatchRow
+from .rows import MatchRow
 
 log = logging.getLogger(__name__)
 

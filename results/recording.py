@@ -21,7 +21,8 @@ from arena.engine.records import EntrantRecord, Pair, PairOutcome, TournamentSet
 
 from .errors import StoreError
 from .ratings import Rating, RatingEnv, ScheduleRater, stored_pair_results
-from .store import Store, StoredEntrant
+from .rows import StoredEntrant
+from .store import Store
 
 
 class StopRule(Protocol):

@@ -20,16 +20,14 @@ import os
 import sqlite3
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
-from arena.engine import HandResult, Reason
 from arena.engine.deals import Deals
-from arena.engine.records import EntrantRecord, HandRecord, MatchOutcome, Pair, TournamentSettings
+from arena.engine.records import EntrantRecord, MatchOutcome, Pair, TournamentSettings
 
 from .errors import StoreError
+from .rows import FaultRow, HandRow, MatchRow, SnapshotRow, StoredEntrant, StoredPair, ThinkRow, TournamentRow
 
 log = logging.getLogger(__name__)
 
@@ -190,162 +188,9 @@ _SQLITE_HEADER = b"SQLite format 3\x00"
 _DISK_FULL = frozenset({sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR})
 
 
-@dataclass(frozen=True, slots=True)
-class StoredEntrant:
-    """An entrant as the store holds it: its ``number`` in the tournament, the ``bot`` it entered
-    as, and why its remaining pairs are refused (changed during the run), or None."""
-
-    number: int
-    bot: EntrantRecord
-    withdrawn: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class TournamentRow:
-    """The tournament as its row holds it: its id, ``name`` and ``seed``, its settings, when it was
-    created and finished (ISO times; None while it runs)."""
-
-    id: int
-    name: str
-    seed: int
-    settings: TournamentSettings
-    created_at: str
-    finished_at: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class MatchRow:
-    """A stored match: its row ``id``, place in the schedule (``pair_index``, ``half``), ``match_id``
-    and ``seed``; the entrants on seats 0 and 1; the winner's seat (None: void or no winner), the
-    score, whether it ended by forfeit or was void, how many hands were stored, and the record of
-    a hand a fault cut short (``interrupted_json``; read it with ``hand_record``)."""
-
-    id: int
-    pair_index: int
-    half: int
-    match_id: str
-    seed: int
-    seat0: int
-    seat1: int
-    winner_seat: int | None
-    score0: int
-    score1: int
-    forfeit: bool
-    void: bool
-    hands: int
-    interrupted_json: str | None
-
-    @classmethod
-    def of(cls, row: Sequence[Any]) -> MatchRow:
-        """The record of a row selected as ``_MATCH_COLUMNS``."""
-        (id_, pair_index, half, match_id, seed, seat0, seat1, winner_seat, score0, score1, forfeit, void, hands,
-         interrupted_json) = row
-        return cls(id_, pair_index, half, match_id, seed, seat0, seat1, winner_seat, score0, score1, bool(forfeit),
-                   bool(void), hands, interrupted_json)
-
-    @property
-    def seats(self) -> tuple[int, int]:
-        """The entrants on seat 0 and seat 1."""
-        return self.seat0, self.seat1
-
-
-@dataclass(frozen=True, slots=True)
-class HandRow:
-    """A stored hand: its match's row id (``MatchRow.id``), its index, its result's columns and its
-    record (``record_json``; read it with ``hand_record``)."""
-
-    match_row: int
-    hand_index: int
-    winner_seat: int | None
-    game_points: int
-    reason: str
-    total0: int
-    total1: int
-    tricks0: int
-    tricks1: int
-    record_json: str
-
-    @property
-    def result(self) -> HandResult | None:
-        """The stored result, or None when its columns do not make one (a damaged or foreign store)."""
-        try:
-            return HandResult(self.winner_seat, self.game_points, Reason(self.reason), (self.total0, self.total1),
-                              (self.tricks0, self.tricks1))
-        except ValueError:
-            return None
-
-
-_HAND_COLUMNS = "match_row, hand_index, winner_seat, game_points, reason, total0, total1, tricks0, tricks1, record_json"
-
-
-@dataclass(frozen=True, slots=True)
-class FaultRow:
-    """A stored fault: its row ``id``, its match (row id and ``match_id``), the seat and the entrant
-    charged (None: the harness), its kind and detail, and its whole record as stored (``record``:
-    ``Fault.to_dict``, the evidence shown as it was kept) with the hand it happened in."""
-
-    id: int
-    match_row: int
-    match_id: str
-    seat: int | None
-    entrant: int | None
-    kind: str
-    detail: str
-    record: dict[str, Any]
-
-    @classmethod
-    def of(cls, row: Sequence[Any]) -> FaultRow:
-        """The record of a row of ``Store.faults``' columns (StoreError if its ``fault_json`` is not an object)."""
-        id_, match_row, match_id, seat, entrant, kind, detail, fault_json = row
-        try:
-            record = json.loads(fault_json)
-        except ValueError as exc:
-            raise StoreError(f"fault {id_}: its record is not JSON ({exc})") from None
-        if not isinstance(record, dict):
-            raise StoreError(f"fault {id_}: its record is not an object")
-        return cls(id_, match_row, match_id, seat, entrant, kind, detail, record)
-
-    @property
-    def hand_index(self) -> int | None:
-        """The hand (0-based) the fault happened in, when its record says."""
-        index = self.record.get("hand_index")
-        return index if type(index) is int else None
-
-
-@dataclass(frozen=True, slots=True)
-class ThinkRow:
-    """One seat's decision times in a stored match, in ms: ``wall_ms`` each, and ``cpu_ms`` (None
-    entries where not measured; None for a store from before CPU times were kept)."""
-
-    match_row: int
-    seat: int
-    entrant: int
-    wall_ms: tuple[float, ...]
-    cpu_ms: tuple[float | None, ...] | None
-
-
-@dataclass(frozen=True, slots=True)
-class SnapshotRow:
-    """An entrant's rating (``mu``, ``sigma``) once every pair up to ``after_pair`` was rated."""
-
-    after_pair: int
-    entrant: int
-    mu: float
-    sigma: float
-
-
-@dataclass(frozen=True, slots=True)
-class StoredPair:
-    """A scheduled pair as the store holds it: the ``pair``, when its results were stored (None:
-    not yet) and how many times it was played to get them."""
-
-    pair: Pair
-    finished_at: str | None
-    attempts: int
-
-
 _MATCH_COLUMNS = ("id, pair_index, half, match_id, seed, seat0, seat1, winner_seat, score0, score1, forfeit, void, "
                   "hands, interrupted_json")
+_HAND_COLUMNS = "match_row, hand_index, winner_seat, game_points, reason, total0, total1, tricks0, tricks1, record_json"
 
 
 class DiskFullError(StoreError, OSError):
@@ -378,14 +223,6 @@ def _as_store_error(path: Path, exc: sqlite3.Error) -> StoreError:
         return DiskFullError(f"{path}: the disk is full or failing ({exc}); what was being written was not "
                              f"stored, earlier results are intact. Free some space, then resume")
     return StoreError(f"{path}: {exc}")
-
-
-def hand_record(text: str) -> HandRecord:
-    """The hand record a ``record_json`` or ``interrupted_json`` column holds; StoreError when malformed."""
-    try:
-        return HandRecord.from_dict(json.loads(text))
-    except ValueError as exc:  # json.JSONDecodeError is one too
-        raise StoreError(f"the hand record is malformed: {exc}") from None
 
 
 def _now() -> str:

@@ -17,7 +17,8 @@ from arena.engine.deals import DealMode, Deals, commitment
 from arena.engine.records import HandRecord
 
 from .errors import StoreError
-from .store import HandRow, MatchRow, Store, hand_record
+from .rows import HandRow, MatchRow, hand_record
+from .store import Store
 
 
 @dataclass(frozen=True, slots=True)

@@ -217,7 +217,8 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
 def cmd_show(args: argparse.Namespace) -> int:
     """Replay a stored match as text."""
     from arena.render import hand_lines
-    from results.store import DB_NAME, Store, hand_record
+    from results.rows import hand_record
+    from results.store import DB_NAME, Store
 
     with Store(Path(args.dir) / DB_NAME, readonly=True) as store:
         tid = store.tournament().id

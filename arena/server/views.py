@@ -24,7 +24,8 @@ from arena.server.standings import Board, BoardCache, LADDER_DIR, label_of, ladd
 from arena.server.validator import VALIDATION_LOGS
 from arena.server.web import page
 from results.report.model import match_replay
-from results.store import MatchRow, Store
+from results.rows import MatchRow
+from results.store import Store
 
 RECENT_MATCHES = 50
 LOG_FILES = 20

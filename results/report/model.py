@@ -20,7 +20,8 @@ from arena.engine.view import organiser_events
 from ..leaderboard import Leaderboard, build_leaderboard
 from ..pairgames import stored_result
 from ..ratings import RatingEnv
-from ..store import FaultRow, HandRow, MatchRow, Store, StoredEntrant, TournamentRow, hand_record
+from ..rows import FaultRow, HandRow, MatchRow, StoredEntrant, TournamentRow, hand_record
+from ..store import Store
 
 SUIT_SYMBOLS = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}
 REASON_TEXT = {

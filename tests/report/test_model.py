@@ -11,7 +11,7 @@ import pytest
 from arena.engine import Match, Rules
 from arena.engine.records import HandRecord
 from results.report.model import Behaviour, add_hand_behaviour, match_replay
-from results.store import HandRow
+from results.rows import HandRow
 from tests.tournament.stores import match_row
 
 pytestmark = pytest.mark.unit

@@ -14,7 +14,8 @@ from arena.engine import HandResult, Reason, Rules
 from arena.engine.records import (EntrantRecord, Fault, FaultKind, HandRecord, MatchOutcome, Pair, SprtSettings, Think,
                                   TournamentSettings)
 from results.errors import StoreError
-from results.store import APPLICATION_ID, MIGRATIONS, Store, StoredEntrant, hand_record
+from results.rows import StoredEntrant, hand_record
+from results.store import APPLICATION_ID, MIGRATIONS, Store
 from tests.tournament.stores import BOTS, SETTINGS
 
 pytestmark = pytest.mark.unit

@@ -8,7 +8,8 @@ from pathlib import Path
 from arena.engine import Match, Rules
 from arena.engine.deals import Deals
 from arena.engine.records import EntrantRecord, HandRecord, MatchOutcome, Pair, TournamentSettings
-from results.store import MatchRow, Store
+from results.rows import MatchRow
+from results.store import Store
 
 # Two entrants, as a tournament's store enters them (the bots of every stored test tournament).
 BOTS = (EntrantRecord(name="x", version="1", fingerprint="f", path="/x", label="x"),
