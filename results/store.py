@@ -282,7 +282,7 @@ class Store:
         db = getattr(self, "db", None)
         if db is not None:
             db.close()
-            self.db = None  # type: ignore[assignment]
+            del self.db  # a closed store has no connection: using it raises AttributeError
 
     def _build(self) -> None:
         """Make a new, fully migrated database beside ``path``, then rename it into place."""
