@@ -9,7 +9,8 @@ listed here:
   ``alternatives`` links and ``localtime``, plus ``passwd``, ``group``, ``nsswitch.conf`` and
   ``hosts`` written for the sandbox (no secrets: no ``shadow``, no keys);
 - the interpreter: the prefix of the arena's Python (a virtual environment) and the base
-  installation it points to, read-only, but not the project checkout around them;
+  installation it points to, read-only, but not the project checkout around them (the
+  arena's own editable-install hook, if any, is shown empty);
 - the SDK under :data:`SDK_ROOT`, on ``PYTHONPATH``: the ``protocol``, ``botkit`` and
   ``arena.engine`` package folders, read-only, with an ``arena/__init__.py`` that imports
   nothing, so ``import arena.engine`` needs no other part of the arena;
@@ -31,6 +32,7 @@ from __future__ import annotations
 import enum
 import importlib.util
 import os
+import site
 import sys
 import types
 from collections.abc import Iterable, Mapping
@@ -49,6 +51,10 @@ SHM_BYTES = 1 << 20
 ARENA_STUB = b'"""Inside a bot\'s sandbox only ``arena.engine`` of the arena is available."""\n'
 """The ``arena/__init__.py`` bots see: it imports nothing."""
 NAMESPACES = ("pid", "net", "ipc", "uts")
+EDITABLE_HOOKS = "__editable__.sixty_six_arena-*.pth"
+"""The arena's editable-install hook: shown empty, because the checkout it maps packages to is
+not there, the SDK comes from ``PYTHONPATH``, and running it costs every Python bot 10-20 ms
+of its start (the finder's imports)."""
 
 _SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _ETC_FROM_HOST = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime")
@@ -145,6 +151,15 @@ def interpreter_paths() -> list[Path]:
     return kept
 
 
+def editable_hooks() -> list[Path]:
+    """The arena's own editable-install hooks (``pip install -e``: a ``.pth`` that imports a
+    finder mapping the project's packages to its checkout) in the site-packages of the
+    interpreter's folders; none in an ordinary install."""
+    shown = interpreter_paths()
+    return sorted(hook for folder in site.getsitepackages() for hook in Path(folder).glob(EDITABLE_HOOKS)
+                  if any(_inside(hook, p) for p in shown))
+
+
 def sandbox_view(manifest: Manifest, *, limits: Limits, env: Mapping[str, str],
                  shown: Iterable[Path] = (), keep_out: Iterable[Path] = ()) -> SandboxView:
     """The view of ``manifest``'s bot; ``shown`` are more folders (its link folder) to show
@@ -167,6 +182,8 @@ def sandbox_view(manifest: Manifest, *, limits: Limits, env: Mapping[str, str],
     ]
     binds = [Mount(MountKind.BIND, str(p), "interpreter", source=str(p))
              for p in interpreter_paths()]
+    binds += [Mount(MountKind.DATA, str(hook), "the arena's editable-install hook, emptied", perms=0o444)
+              for hook in editable_hooks()]
     binds += [Mount(MountKind.DIR, f"{SDK_ROOT}/arena", "SDK", perms=0o755),
               Mount(MountKind.DATA, f"{SDK_ROOT}/arena/__init__.py", "SDK", data=ARENA_STUB,
                     perms=0o444)]

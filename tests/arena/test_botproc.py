@@ -511,6 +511,7 @@ def test_sandbox_network_filesystem_and_environment(tmp_path: Path, sock_dir: Pa
         assert report["protocol_importable"] is True and report["engine_importable"] == "arena.engine"
         assert report["registry_importable"] is False  # the SDK, not the whole arena
         assert report["executable"] == sys.executable
+        assert report["editable_hook_ran"] is False  # shown empty: the SDK comes from PYTHONPATH
         # the scratch file stayed in this launch's folder, which close() removed
         assert not bot.workdir.exists()
         # (f) a second launch starts empty again and does not see the first one's files

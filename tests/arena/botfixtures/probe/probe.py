@@ -75,6 +75,7 @@ report = {
     "tcp": tcp(opts.port) if opts.port else None,
     "peek": {d: listing(d) for d in opts.peek},
     "executable": sys.executable,
+    "editable_hook_ran": any(name.startswith("__editable__") for name in sys.modules),
     "uid": [os.getuid(), os.geteuid(), os.getgid()],
     "capabilities": {line.split(":")[0]: line.split()[1] for line in open("/proc/self/status")
                      if line.startswith("Cap")},
