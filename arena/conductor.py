@@ -111,10 +111,16 @@ class _Conductor:
         self.answered: list[BotSession] = []  # sessions that answered this round: frozen before the next poll
 
     def run(self) -> list[MatchOutcome]:
+        try:
+            self._play()
+        finally:
+            self._freeze_idle()  # also when a harness failure ends the loop: no bot is left running
+        return [game.referee.outcome() for game in self.games]
+
+    def _play(self) -> None:
         self._admit()
         next_liveness = time.monotonic() + _LIVENESS_S
         while self.playing:
-            self._freeze_idle()
             events = self.poller.poll(math.ceil(self._next_wait() * 1000.0))
             self.round = next(_rounds)
             now = time.monotonic()
@@ -122,12 +128,13 @@ class _Conductor:
                 session, is_monitor = self.by_socket[sock]
                 if is_monitor:
                     if session.link_lost() and session.alive:
-                        self._lose(session, session.classify_loss())
+                        self._lost(session)
                     continue
                 for raw in session.receive(RECEIVE_BATCH):
                     if not session.alive:
                         break
                     self._on_message(session, raw, now)
+            self._freeze_idle()
             now = time.monotonic()
             self._expire(now)
             if not events or now >= next_liveness:  # also while a busy link keeps the poll awake
@@ -135,12 +142,11 @@ class _Conductor:
                 next_liveness = now + _LIVENESS_S
             if self.ended:
                 self._admit()
-        self._freeze_idle()
-        return [game.referee.outcome() for game in self.games]
 
     def _freeze_idle(self) -> None:
-        """Freeze the bots that answered since the last poll and owe nothing now (not in between:
-        one asked again at once is not frozen and thawed for nothing)."""
+        """Freeze the bots that answered and owe nothing now. Called once the round's messages
+        are handled, and before anything that may wait (a death, starting processes), not at
+        each answer: a bot asked again at once is not frozen and thawed for nothing."""
         for session in self.answered:
             session.freeze_if_idle()
         self.answered.clear()
@@ -150,6 +156,7 @@ class _Conductor:
     def _admit(self) -> None:
         """Between poll rounds (never mid-dispatch): stop polling the sessions no game in play
         uses, tell the feed which games ended, then start what it admits, until it admits none."""
+        self._freeze_idle()  # the feed may close processes or start and greet new ones
         while True:
             in_use = {id(s) for game in self.playing for s in game.sessions}
             for session in [s for s in self.sessions if id(s) not in in_use]:
@@ -226,7 +233,7 @@ class _Conductor:
         cpu_ns = session.begin_request(self.round)
         now = time.monotonic()
         if not session.send(payload):
-            self._lose(session, session.classify_loss())
+            self._lost(session)
             return
         self._owe(session, (id(session), seq),
                   _Pending(game, decision.seat, now, now + decision.budget_s, payload, cpu_ns))
@@ -285,6 +292,12 @@ class _Conductor:
         for key in [k for k in self.pending if k[0] == id(session)]:
             self._fault_request(key, session, kind, detail, now, raw)
 
+    def _lost(self, session: BotSession) -> None:
+        """The link reset or the process ended: a crash or a disconnect (``classify_loss`` waits
+        a moment for the exit, so the bots that answered are frozen first)."""
+        self._freeze_idle()
+        self._lose(session, session.classify_loss())
+
     def _lose(self, session: BotSession, death: Fault) -> None:
         """The session is dead: every unfinished game it plays in gets the fault."""
         owed: dict[int, _Pending] = {}  # id(game) -> the request the dead bot owed in it
@@ -335,7 +348,7 @@ class _Conductor:
         """Charge ``kind`` to the seat that owes the answer to the request ``key``."""
         pending = self._settle(session, key)
         session.end_request(self.round)
-        self.answered.append(session)
+        session.freeze_if_idle()  # at once: a bot that timed out may well be computing still
         game = pending.game
         game.waiting = False
         fault = game.referee.fault_record(
@@ -348,4 +361,4 @@ class _Conductor:
     def _check_liveness(self) -> None:
         for session in self.sessions:
             if session.alive and session.exited():
-                self._lose(session, session.classify_loss())
+                self._lost(session)

@@ -126,7 +126,8 @@ class BotSession:
         self.served_pairs: set[Hashable] = set()
         self.load = 0  # matches this session is in right now
         self.outstanding = 0  # requests sent and not yet answered or faulted
-        self._cpu_round = -1  # the conductor's round in which ``_cpu`` was read
+        self._cpu_round = -1  # the conductor's poll round in which ``_cpu`` was read
+        self._cpu_answered = False  # whether that reading was taken for an answer
         self._cpu: int | None = None
         self.socket: zmq.Socket[bytes] = ctx.socket(zmq.ROUTER)
         self.socket.setsockopt(zmq.LINGER, 0)
@@ -171,36 +172,40 @@ class BotSession:
             log.info("send to %s failed: %s", self, exc)
             return False
 
-    def begin_request(self, round_: int = -1) -> int | None:
-        """A request is about to be sent: thaw the bot; its CPU nanoseconds so far (read once per
-        ``round_`` of the conductor; -1 reads again)."""
+    def begin_request(self, round_: int) -> int | None:
+        """A request is about to be sent in the conductor's poll round ``round_``: thaw the bot;
+        its CPU nanoseconds so far (a reading already taken in this round stands)."""
         self.outstanding += 1
         if self.process is None:
             return None
         self.process.thaw()
-        return self._cpu_ns(round_)
+        if round_ != self._cpu_round:
+            self._read_cpu(round_, answered=False)
+        return self._cpu
 
-    def end_request(self, round_: int = -1) -> int | None:
-        """A request was answered or faulted; its CPU nanoseconds so far (read once per ``round_``).
+    def end_request(self, round_: int) -> int | None:
+        """A request was answered or faulted in poll round ``round_``; the bot's CPU nanoseconds so
+        far. Read again unless an answer of this round was read already: a request sent earlier
+        in the round may be answered in it, and its CPU is the bot's since that send.
 
-        The caller freezes the bot with ``freeze_if_idle`` before it waits again: a bot that
-        answers and is asked again in the same round is not frozen and thawed in between.
+        The caller freezes the bot with ``freeze_if_idle`` once it owes nothing, before anything
+        that may wait: a bot asked again at once is not frozen and thawed in between.
         """
         self.outstanding = max(0, self.outstanding - 1)
         if self.process is None:
             return None
-        return self._cpu_ns(round_)
+        if round_ != self._cpu_round or not self._cpu_answered:
+            self._read_cpu(round_, answered=True)
+        return self._cpu
 
     def freeze_if_idle(self) -> None:
         """Freeze the bot if it owes no answer in any game (no thinking on the opponent's time)."""
         if self.outstanding == 0 and self.process is not None:
             self.process.freeze()
 
-    def _cpu_ns(self, round_: int) -> int | None:
-        if round_ < 0 or round_ != self._cpu_round:
-            assert self.process is not None
-            self._cpu_round, self._cpu = round_, self.process.cpu_ns()
-        return self._cpu
+    def _read_cpu(self, round_: int, *, answered: bool) -> None:
+        assert self.process is not None
+        self._cpu_round, self._cpu_answered, self._cpu = round_, answered, self.process.cpu_ns()
 
     def receive(self, limit: int = RECEIVE_BATCH) -> list[bytes]:
         """The link's messages among the next ``limit`` waiting (frames from other routing ids are dropped)."""
@@ -342,14 +347,16 @@ def close_sessions(sessions: Sequence[BotSession]) -> None:
     the waits of a pool's processes then overlap instead of adding up."""
     open_ones = [session for session in sessions if session.state is not SessionState.CLOSED]
     if len(open_ones) > 1:
-        try:
-            with ThreadPoolExecutor(max_workers=len(open_ones), thread_name_prefix="session-close") as closing:
-                for done in [closing.submit(session.close) for session in open_ones]:
-                    done.result()
+        with ThreadPoolExecutor(max_workers=len(open_ones), thread_name_prefix="session-close") as closing:
+            try:
+                closes = [closing.submit(session.close) for session in open_ones]
+            except RuntimeError:  # the interpreter is exiting (a pool closed by a finalizer): no threads
+                closes = []
+            for done in closes:
+                done.result()
+        if closes:
             return
-        except RuntimeError:  # the interpreter is exiting (a pool closed by a finalizer): no new threads
-            pass
-    for session in open_ones:
+    for session in open_ones:  # closing a closed session does nothing
         session.close()
 
 
