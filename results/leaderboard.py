@@ -235,10 +235,8 @@ def build_leaderboard(store: Store, env: RatingEnv | None = None, *, rating: str
         hands[seats[1]] += 1
         if hand.winner_seat is not None:
             points[seats[hand.winner_seat]] += hand.game_points
-    faults = [0] * n
-    for fault in store.faults(tid):
-        if fault.entrant is not None and fault.kind != "harness":
-            faults[fault.entrant] += 1
+    counted = store.fault_counts(tid)
+    faults = [counted.get(entrant, 0) for entrant in range(n)]
     times: list[list[float]] = [[] for _ in range(n)]
     cpu_times: list[list[float]] = [[] for _ in range(n)]
     for row in store.think_times(tid):

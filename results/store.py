@@ -604,6 +604,14 @@ class Store:
             "ORDER BY m.pair_index, m.half, f.id", args)
         return [FaultRow.of(row) for row in rows]
 
+    def fault_counts(self, tid: int) -> dict[int, int]:
+        """Faults charged to each entrant (harness faults charge nobody), counted without reading
+        the records: one malformed record cannot stop a leaderboard."""
+        rows = self.db.execute(
+            "SELECT f.entrant, COUNT(*) FROM faults f JOIN matches m ON m.id = f.match_row "
+            "WHERE m.tournament_id = ? AND f.entrant IS NOT NULL AND f.kind != 'harness' GROUP BY f.entrant", (tid,))
+        return {entrant: count for entrant, count in rows}
+
     def think_times(self, tid: int) -> list[ThinkRow]:
         """Per match and seat, the decisions' wall and CPU times."""
         rows = self.db.execute("SELECT t.match_row, t.seat, t.entrant, t.times_ms_json, t.cpu_ms_json "

@@ -154,6 +154,7 @@ def test_faults_read_back_typed_with_their_record_as_stored(tmp_path: Path) -> N
         store.db.execute("UPDATE faults SET fault_json = '[1]' WHERE id = ?", (second.id,))
         with pytest.raises(StoreError, match=f"fault {second.id}: its record is not an object"):
             store.faults(tid)
+        assert store.fault_counts(tid) == {1: 1}  # counted without the records; the harness charges nobody
     assert (first.match_id, first.seat, first.entrant, first.kind, first.detail) == ("p00000h0", 1, 1, "timeout", "late")
     assert first.record == late.to_dict() and first.hand_index == 2
     assert (second.seat, second.entrant, second.kind, second.hand_index) == (None, None, "harness", None)
