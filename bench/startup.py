@@ -33,6 +33,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from machine import load_average  # bench/machine.py: a script's folder is on its import path
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("arena", "protocol", "results", "botkit")
 PHASES = ("start-up", "bots", "play", "wind-down")
@@ -116,14 +118,7 @@ def main() -> None:
         print(summary(str(checkout), runs[checkout], args.max_games))
     if args.against:
         this, other = (statistics.median(r.wall for r in runs[c]) for c in checkouts)
-        print(f"this checkout / the other: {this / other:.2f}x the wall time; load {_load()}")
-
-
-def _load() -> str:
-    try:
-        return Path("/proc/loadavg").read_text().split()[0]
-    except OSError:
-        return "?"
+        print(f"this checkout / the other: {this / other:.2f}x the wall time; load {load_average()}")
 
 
 if __name__ == "__main__":

@@ -37,6 +37,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from machine import load_average  # bench/machine.py: a script's folder is on its import path
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("arena", "protocol", "results", "botkit")  # what the arena and the bots' SDK import
 MATCHES = "SELECT pair_index, half, winner_seat, score0, score1, hands FROM matches ORDER BY pair_index, half"
@@ -102,7 +104,7 @@ def main() -> None:
             print(f"run {i + 1}: lock-step {lock[-1].hands_per_s:5.0f} hands/s ({lock[-1].cpu_ms_per_hand:.2f} ms "
                   f"CPU/hand), multiplexed {multi[-1].hands_per_s:5.0f} hands/s ({multi[-1].cpu_ms_per_hand:.2f} ms "
                   f"CPU/hand), ratio {multi[-1].hands_per_s / lock[-1].hands_per_s:.2f}x "
-                  f"({len(lock[-1].matches)} matches, {lock[-1].hands} hands, load {_load()})")
+                  f"({len(lock[-1].matches)} matches, {lock[-1].hands} hands, load {load_average()})")
     med = statistics.median
     ratios = [m.hands_per_s / lk.hands_per_s for m, lk in zip(multi, lock)]
     print(f"lock-step   (--max-games 1):  {med(r.hands_per_s for r in lock):6.0f} hands/s  "
@@ -110,19 +112,12 @@ def main() -> None:
     print(f"multiplexed (--max-games {args.games}): {med(r.hands_per_s for r in multi):6.0f} hands/s  "
           f"{med(r.cpu_ms_per_hand for r in multi):.2f} ms CPU/hand")
     print(f"ratio: {med(ratios):.2f}x median of the runs' ratios (range {min(ratios):.2f}-{max(ratios):.2f}x; "
-          f"target >= 3x), concurrency {args.concurrency}, load {_load()}")
+          f"target >= 3x), concurrency {args.concurrency}, load {load_average()}")
     beyond = [m.beyond(fixed[1]) / lk.beyond(fixed[0]) for m, lk in zip(multi, lock)]
     print(f"fixed part (one pair per pairing): lock-step {fixed[0]:.1f} s, multiplexed {fixed[1]:.1f} s; beyond it: "
           f"lock-step {med(r.beyond(fixed[0]) for r in lock):.0f} hands/s, multiplexed "
           f"{med(r.beyond(fixed[1]) for r in multi):.0f} hands/s, ratio {med(beyond):.2f}x "
           f"(range {min(beyond):.2f}-{max(beyond):.2f}x)")
-
-
-def _load() -> str:
-    try:
-        return Path("/proc/loadavg").read_text().split()[0]
-    except OSError:
-        return "?"
 
 
 if __name__ == "__main__":
