@@ -96,7 +96,8 @@ class HandRow:
 
     @property
     def result(self) -> HandResult | None:
-        """The stored result, or None when its columns do not make one (a damaged or foreign store)."""
+        """The stored result, or None when its reason is not one of the engine's (a damaged or
+        foreign store); other columns are taken as stored, and ``verify`` checks them against a replay."""
         try:
             return HandResult(self.winner_seat, self.game_points, Reason(self.reason), (self.total0, self.total1),
                               (self.tricks0, self.tricks1))
