@@ -89,23 +89,25 @@ class Rendered:
     one), so a view renders only the entries after them; a different, shorter or rewritten
     log starts over."""
 
-    __slots__ = ("log", "events", "tricks", "lead", "folded", "last")
+    __slots__ = ("log", "seen", "last", "events", "tricks", "lead", "folded")
 
     def __init__(self, log: list[Event]) -> None:
         self.log = log
+        self.seen = 0  # the log's length at the last view
+        self.last: Event | None = None  # its last entry then: a rewritten log shows there
         self.events: tuple[list[dict[str, Any]], list[dict[str, Any]]] = ([], [])
         self.tricks: list[dict[str, Any]] = []
         self.lead: Event | None = None  # the lead of the trick in play at ``folded``
         self.folded = 0  # log entries read into ``tricks``
-        self.last: Event | None = None  # the entry before ``folded``: a rewritten log shows there
 
     @staticmethod
     def of(hand: Hand, log: list[Event]) -> Rendered:
         """``hand``'s record, started over unless ``log`` is the one it rendered, grown only."""
         memo = hand._rendered
-        n = memo.folded if memo is not None else 0
+        n = memo.seen if memo is not None else 0
         if memo is None or memo.log is not log or len(log) < n or (n and log[n - 1] is not memo.last):
             memo = hand._rendered = Rendered(log)
+        memo.seen, memo.last = len(log), log[-1] if log else None
         return memo
 
     def seat_events(self, seat: int) -> list[dict[str, Any]]:
@@ -127,8 +129,6 @@ class Rendered:
                                    "winner": event[3]})
                     lead = None
         self.lead, self.folded = lead, len(log)
-        if log:
-            self.last = log[-1]
         return [trick.copy() for trick in tricks]
 
 
