@@ -354,9 +354,7 @@ def close_sessions(sessions: Sequence[BotSession]) -> None:
                 closes = []
             for done in closes:
                 done.result()
-        if closes:
-            return
-    for session in open_ones:  # closing a closed session does nothing
+    for session in open_ones:  # those no thread closed (closing a closed session does nothing)
         session.close()
 
 
