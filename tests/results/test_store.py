@@ -85,7 +85,7 @@ def test_each_decision_keeps_its_cpu_time_beside_its_wall_time(tmp_path: Path,
                        "winner_seat, score0, score1, forfeit, void, hands) VALUES (?, 1, 0, 'old', 5, 0, 1, 0, 7, 0, "
                        "0, 0, 0)", (tid,))
         row = old.db.execute("SELECT id FROM matches").fetchone()[0]
-        old.db.execute("INSERT INTO think_times (match_row, seat, entrant, times_ms_json) VALUES (?, 0, 0, '[2.5]')",
+        old.db.execute("INSERT INTO think_times (match_row, seat, entrant, times_ms_json) VALUES (?, 0, 0, '[2.5, 4.0]')",
                        (row,))
     monkeypatch.setattr(store_module, "MIGRATIONS", MIGRATIONS)
     with Store(path) as store:
@@ -94,7 +94,18 @@ def test_each_decision_keeps_its_cpu_time_beside_its_wall_time(tmp_path: Path,
         store.record_pair(tid, 0, [measured, unmeasured], [(0, 1), (1, 0)])
         rows = sorted((list(r.wall_ms), None if r.cpu_ms is None else list(r.cpu_ms))
                       for r in store.think_times(tid))
-    assert rows == sorted([([2.5], None), ([1.5, 3.0], [0.25, 1.0]), ([2.0], [None]), ([1.5], [None]), ([], [])])
+    assert rows == sorted([([2.5, 4.0], None), ([1.5, 3.0], [0.25, 1.0]), ([2.0], [None]), ([1.5], [None]), ([], [])])
+
+
+def test_think_times_are_stored_compact_rounded_to_the_microsecond(tmp_path: Path) -> None:
+    thinks = (Think(0, 0, 1.23449, 0.0004), Think(1, 0, 2.0), Think(0, 1, 1e-5, None), Think(0, 1, 250.5, 12.0))
+    with Store(tmp_path / "a.sqlite", create=True) as store:
+        tid = store.create_tournament("t", 1, SETTINGS, BOTS, [Pair(0, 0, 1, 99)])
+        store.record_pair(tid, 0, [replace(_outcome("p00000h0", 0), think_ms=thinks), _outcome("p00000h1", 1)],
+                          [(0, 1), (1, 0)])
+        stored = store.db.execute("SELECT seat, times_ms_json, cpu_ms_json FROM think_times WHERE match_row = 1 "
+                                  "ORDER BY seat").fetchall()
+    assert [tuple(row) for row in stored] == [(0, "[1.234,0.0,250.5]", "[0.0,null,12.0]"), (1, "[2.0]", "[null]")]
 
 
 # A finished hand's ``record_json`` and an interrupted one's ``interrupted_json`` exactly as the
@@ -110,7 +121,7 @@ OLD_INTERRUPTED_JSON = (
 )
 
 
-def test_hand_records_in_the_old_stored_form_read_back_and_are_written_again_byte_for_byte(tmp_path: Path) -> None:
+def test_hand_records_in_the_old_stored_form_read_back_and_are_written_again_compact(tmp_path: Path) -> None:
     record, interrupted = hand_record(OLD_RECORD_JSON), hand_record(OLD_INTERRUPTED_JSON)
     assert record.rules == Rules(match_target=11, must_head=False) and record.dealer == 1
     assert record.actions == ("close", "declare") and interrupted.actions == ("play TH",)
@@ -121,7 +132,10 @@ def test_hand_records_in_the_old_stored_form_read_back_and_are_written_again_byt
         store.record_pair(tid, 0, halves, [(0, 1), (1, 0)])
         stored = store.db.execute("SELECT h.record_json, m.interrupted_json FROM hands h "
                                   "JOIN matches m ON m.id = h.match_row").fetchall()
-    assert [tuple(row) for row in stored] == [(OLD_RECORD_JSON, OLD_INTERRUPTED_JSON)] * 2
+    # A finished hand's record byte for byte as before; an interrupted one's without the spaces it had.
+    compact = json.dumps(json.loads(OLD_INTERRUPTED_JSON), separators=(",", ":"))
+    assert [tuple(row) for row in stored] == [(OLD_RECORD_JSON, compact)] * 2
+    assert hand_record(compact) == interrupted
 
 
 def test_pairs_and_hands_read_back_as_typed_rows(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ import pytest
 
 from arena.engine.deals import Deals
 from arena.schedule import new_key
+from results.rows import hand_record
 from results.store import Store
 from results.verify import verify
 
@@ -47,6 +48,23 @@ def test_an_untouched_tournament_verifies_with_and_without_its_key(secret: tuple
     assert plain.problems == [] and keyed.problems == []
     assert plain.matches == keyed.matches == 2 * PAIRS and plain.hands == keyed.hands > 2 * PAIRS
     assert "stored seeds only" in plain.deals and "key matches the commitment" in keyed.deals
+
+
+def test_a_store_in_the_old_text_form_reads_back_the_same_and_verifies(secret: tuple[Path, bytes]) -> None:
+    """Stores written before orjson may hold hand records with spaces after the separators."""
+    path, key = secret
+    with Store(path, readonly=True) as store:
+        tid = store.tournament().id
+        hands = list(store.all_hands(tid))
+    with sqlite3.connect(path) as raw:
+        for match_row, index, text in raw.execute("SELECT match_row, hand_index, record_json FROM hands").fetchall():
+            raw.execute("UPDATE hands SET record_json = ? WHERE match_row = ? AND hand_index = ?",
+                        (json.dumps(json.loads(text)), match_row, index))
+    with Store(path, readonly=True) as store:
+        old_hands = list(store.all_hands(tid))
+        assert verify(store).problems == [] and verify(store, key).problems == []
+    assert all(", " in h.record_json for h in old_hands)  # the rows do hold the old form
+    assert [hand_record(h.record_json) for h in old_hands] == [hand_record(h.record_json) for h in hands]
 
 
 def test_a_wrong_key_fails(secret: tuple[Path, bytes]) -> None:
