@@ -228,13 +228,11 @@ def build_leaderboard(store: Store, env: RatingEnv | None = None, *, rating: str
             cross[labels[winner]][labels[loser]]["wins"] += 1
             cross[labels[winner]][labels[loser]]["matches"] += 1
             cross[labels[loser]][labels[winner]]["matches"] += 1
-    seats_of = {match.id: match.seats for match in matches}
-    for hand in store.all_hands(tid):
-        seats = seats_of[hand.match_row]
-        hands[seats[0]] += 1
-        hands[seats[1]] += 1
-        if hand.winner_seat is not None:
-            points[seats[hand.winner_seat]] += hand.game_points
+    for seating in store.seating_hands(tid):
+        hands[seating.seat0] += seating.hands
+        hands[seating.seat1] += seating.hands
+        points[seating.seat0] += seating.points0
+        points[seating.seat1] += seating.points1
     counted = store.fault_counts(tid)
     faults = [counted.get(entrant, 0) for entrant in range(n)]
     times: list[list[float]] = [[] for _ in range(n)]

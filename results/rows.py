@@ -106,6 +106,18 @@ class HandRow:
 
 
 @dataclass(frozen=True, slots=True)
+class SeatingHands:
+    """The stored hands of every match with entrant ``seat0`` on seat 0 and ``seat1`` on seat 1:
+    how many, and the game points won in them on each seat."""
+
+    seat0: int
+    seat1: int
+    hands: int
+    points0: int
+    points1: int
+
+
+@dataclass(frozen=True, slots=True)
 class FaultRow:
     """A stored fault: its row ``id``, its match (row id and ``match_id``), the seat and the entrant
     charged (None: the harness), its kind and detail, and its whole record as stored (``record``:

@@ -29,7 +29,8 @@ from arena.engine.deals import Deals
 from arena.engine.records import EntrantRecord, MatchOutcome, Pair, Think, TournamentSettings
 
 from .errors import StoreError
-from .rows import FaultRow, HandRow, MatchRow, SnapshotRow, StoredEntrant, StoredPair, ThinkRow, TournamentRow
+from .rows import (FaultRow, HandRow, MatchRow, SeatingHands, SnapshotRow, StoredEntrant, StoredPair, ThinkRow,
+                   TournamentRow)
 
 log = logging.getLogger(__name__)
 
@@ -611,6 +612,15 @@ class Store:
                                "WHERE m.tournament_id = ? ORDER BY m.pair_index, m.half, h.hand_index", (tid,))
         return (HandRow(*row) for row in rows)
 
+    def seating_hands(self, tid: int) -> list[SeatingHands]:
+        """The stored hands counted per seating (the entrants on seats 0 and 1), with the game points
+        each seat won in them: what the leaderboard needs of the hands, summed by SQLite."""
+        rows = self.db.execute(
+            "SELECT m.seat0, m.seat1, COUNT(*), SUM(CASE h.winner_seat WHEN 0 THEN h.game_points ELSE 0 END), "
+            "SUM(CASE h.winner_seat WHEN 1 THEN h.game_points ELSE 0 END) FROM hands h "
+            "JOIN matches m ON m.id = h.match_row WHERE m.tournament_id = ? GROUP BY m.seat0, m.seat1", (tid,))
+        return [SeatingHands(*row) for row in rows]
+
     def faults(self, tid: int, match_row: int | None = None) -> list[FaultRow]:
         """Every fault in schedule order; only those of match ``match_row`` (its ``MatchRow.id``) with it."""
         where, args = ("AND m.id = ?", (tid, match_row)) if match_row is not None else ("", (tid,))
@@ -633,8 +643,8 @@ class Store:
         rows = self.db.execute("SELECT t.match_row, t.seat, t.entrant, t.times_ms_json, t.cpu_ms_json "
                                "FROM think_times t JOIN matches m ON m.id = t.match_row WHERE m.tournament_id = ?",
                                (tid,))
-        return [ThinkRow(match_row, seat, entrant, tuple(json.loads(wall)),
-                         None if cpu is None else tuple(json.loads(cpu)))
+        return [ThinkRow(match_row, seat, entrant, tuple(orjson.loads(wall)),
+                         None if cpu is None else tuple(orjson.loads(cpu)))
                 for match_row, seat, entrant, wall, cpu in rows]
 
     def snapshots(self, tid: int) -> list[SnapshotRow]:

@@ -49,3 +49,23 @@ def test_bad_rating_flags_are_one_line_errors(tmp_path: Path, flags: list[str],
     out = folder(tmp_path, "t", finished=True)
     assert main(["leaderboard", str(out), *flags]) == 2
     assert "must be at least 1" in capsys.readouterr().err and not (out / "leaderboard.json").exists()
+
+
+def test_each_entrants_hands_and_game_points_are_those_of_its_stored_hands(tmp_path: Path) -> None:
+    from results.leaderboard import build_leaderboard
+    from results.store import Store
+
+    out = folder(tmp_path, "done", finished=True)
+    with Store(out / "arena.sqlite", readonly=True) as store:
+        tid = store.tournament().id
+        seats = {m.id: m.seats for m in store.matches(tid)}
+        hands, points = [0, 0], [0, 0]
+        for hand in store.all_hands(tid):  # hand by hand, as the leaderboard once counted them
+            for entrant in seats[hand.match_row]:
+                hands[entrant] += 1
+            if hand.winner_seat is not None:
+                points[seats[hand.match_row][hand.winner_seat]] += hand.game_points
+        board = build_leaderboard(store, bootstrap=10)
+    assert sorted((s.entrant, s.hands, s.game_points) for s in board.standings) == [
+        (0, hands[0], points[0]), (1, hands[1], points[1])]
+    assert min(points) > 0 and hands[0] == hands[1] > 0

@@ -14,7 +14,7 @@ from arena.engine import HandResult, Reason, Rules
 from arena.engine.records import (EntrantRecord, Fault, FaultKind, HandRecord, MatchOutcome, Pair, SprtSettings, Think,
                                   TournamentSettings)
 from results.errors import StoreError
-from results.rows import StoredEntrant, hand_record
+from results.rows import SeatingHands, StoredEntrant, hand_record
 from results.store import APPLICATION_ID, MIGRATIONS, Store
 from tests.tournament.stores import BOTS, SETTINGS
 
@@ -154,6 +154,20 @@ def test_pairs_and_hands_read_back_as_typed_rows(tmp_path: Path) -> None:
         assert list(store.all_hands(tid)) == [hand, replace(hand, match_row=other_half.id)]
     assert (hand.match_row, hand.hand_index, hand.record_json) == (match.id, 0, OLD_RECORD_JSON)
     assert hand.result == won and replace(hand, reason="lucky").result is None  # a foreign reason: no result
+
+
+def test_hands_are_summed_per_seating_with_each_seats_game_points(tmp_path: Path) -> None:
+    record = hand_record(OLD_RECORD_JSON)
+    won0, won1 = HandResult(0, 3, Reason.DECLARED, (66, 0), (6, 0)), HandResult(1, 2, Reason.DECLARED, (10, 70), (1, 3))
+    tie = HandResult(None, 0, Reason.TIE, (65, 65), (6, 6))
+    halves = [replace(_outcome("p00000h0", 0), results=(won0, tie, won0, won1), records=(record,) * 4),
+              replace(_outcome("p00000h1", 1), results=(won1,), records=(record,))]
+    with Store(tmp_path / "a.sqlite", create=True) as store:
+        tid = store.create_tournament("t", 1, SETTINGS, BOTS, [Pair(0, 0, 1, 99), Pair(1, 0, 1, 98)])
+        store.record_pair(tid, 0, halves, [(0, 1), (1, 0)])
+        store.record_pair(tid, 1, [_outcome("p00001h0", 0), _outcome("p00001h1", 1)], [(0, 1), (1, 0)])  # no hands
+        found = sorted(store.seating_hands(tid), key=lambda s: (s.seat0, s.seat1))
+        assert found == [SeatingHands(0, 1, 4, 6, 2), SeatingHands(1, 0, 1, 0, 2)]
 
 
 def test_faults_read_back_typed_with_their_record_as_stored(tmp_path: Path) -> None:
