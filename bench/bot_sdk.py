@@ -1,0 +1,250 @@
+"""The Python bot SDK's CPU per message, in process and in a live bot process, A/B against another checkout.
+
+Replays the messages a bot process gets in a tournament (``request``, ``hand_over`` and
+``match_over`` of one seat, made by ``arena.referee.Referee`` and the protocol's builders, so
+they are the arena's real bytes) and prints the SDK's CPU per message and per hand:
+
+- in process: ``protocol.client._Session.handle`` over the stream, a socket that keeps nothing
+  (parse, the bot's ``act``, the reply's encoding; no ZeroMQ);
+- live: the random bot (``bots/random``) as a process of its own, unsandboxed, against a ROUTER
+  socket here that keeps ``--games`` games in flight (``--games 1``: lock-step) and answers each
+  reply with the game's next messages, like the arena's conductor. The bot's CPU (user +
+  system, its ZeroMQ I/O thread included) comes from ``wait4``, exactly; start-up is taken off
+  with a run of no game.
+
+With ``--against DIR`` (another checkout, e.g. ``git worktree add /tmp/base main``) each figure
+is measured for both, interleaved (A B A B ...), and the ratio is printed: the way to tell an
+SDK change's effect on this noisy machine. The replay ignores the bot's choices (the next
+request is the recorded one), which the random bot does not notice.
+
+    .venv/bin/python bench/bot_sdk.py [--against DIR] [--matches 60] [--games 16] [--runs 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import zmq
+from machine import load_average  # bench/machine.py: a script's folder is on its import path
+
+# bench/protocol.py is named like the ``protocol`` package: keep this folder off the import path.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
+from arena.clock import TimeControl  # noqa: E402
+from arena.engine import Rules  # noqa: E402
+from arena.referee import Referee  # noqa: E402
+from protocol import make_hand_over, make_match_over, make_request, make_shutdown, make_welcome  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+SEAT = 0  # the stream is what the seat-0 bot of each match gets
+
+
+def game_stream(game_id: str, seed: int) -> list[bytes]:
+    """The messages seat ``SEAT`` gets in one match, in order; the other seat plays at random."""
+    referee = Referee(game_id, seed, Rules(), ("a", "b"), TimeControl(time_limit_ms=5000))
+    rng = random.Random(seed)
+    out: list[bytes] = []
+    seq = 1
+    while (decision := referee.decision()) is not None:
+        if decision.seat == SEAT:
+            out.append(make_request(seq, game_id, decision.seat, decision.view, decision.legal_actions,
+                                    decision.time_limit_ms, decision.bank_ms))
+        seq += 1
+        actions = decision.legal_actions
+        if "declare" in actions:
+            action = "declare" if decision.view["totals"][decision.seat] >= 66 else rng.choice(
+                [a for a in actions if a != "declare"] or actions)
+        else:
+            action = rng.choice(actions)
+        for notice in referee.answer(action, 0.001):
+            if notice.seat != SEAT:
+                continue
+            if notice.kind == "hand_over":
+                assert notice.view is not None
+                out.append(make_hand_over(game_id, SEAT, notice.view, notice.score, notice.carry))
+            else:
+                out.append(make_match_over(game_id, SEAT, notice.score, notice.winner, hands=notice.hands,
+                                           forfeit=notice.forfeit))
+    return out
+
+
+def is_request(data: bytes) -> bool:
+    return b'"type":"request"' in data
+
+
+def hands_of(games: list[list[bytes]]) -> int:
+    return sum(1 for game in games for data in game if b'"type":"hand_over"' in data)
+
+
+# --- in process ------------------------------------------------------------------------------
+
+
+def load_client(checkout: Path, alias: str) -> ModuleType:
+    """``checkout``'s ``protocol.client``, imported as ``alias.client`` beside this checkout's."""
+    if checkout.resolve() == ROOT:
+        import protocol.client
+        return protocol.client
+    spec = importlib.util.spec_from_file_location(alias, checkout / "protocol" / "__init__.py",
+                                                  submodule_search_locations=[str(checkout / "protocol")])
+    assert spec is not None and spec.loader is not None
+    package = importlib.util.module_from_spec(spec)
+    sys.modules[alias] = package
+    spec.loader.exec_module(package)
+    return importlib.import_module(f"{alias}.client")
+
+
+def random_bot_class(client: ModuleType) -> Any:
+    """The random bot's policy on ``client``'s ``Bot`` (bots/random/bot.py, without its ``run``)."""
+
+    class RandomBot(client.Bot):  # type: ignore[name-defined,misc]
+        max_games = 16
+
+        def __init__(self, game_id: str, seat: int) -> None:
+            super().__init__(game_id, seat)
+            self.rng = random.Random(f"0:{game_id}:{seat}")
+
+        def act(self, view: dict[str, Any], legal_actions: list[str]) -> str:
+            if "declare" in legal_actions:
+                if view["totals"][view["seat"]] >= 66:
+                    return "declare"
+                legal_actions = [a for a in legal_actions if a != "declare"] or legal_actions
+            return str(self.rng.choice(legal_actions))
+
+    return RandomBot
+
+
+class NullSocket:
+    """Takes the replies and keeps none."""
+
+    def send(self, data: bytes, flags: int = 0, copy: bool = True) -> None:
+        pass
+
+
+def in_process_cpu(client: ModuleType, stream: list[bytes]) -> float:
+    """CPU seconds of one ``_Session.handle`` pass over ``stream`` (a welcome first)."""
+    session = client._Session(random_bot_class(client), client.Settings("ipc:///unused", "t", 16, 0.0),
+                              "random", "1.0", sys.stderr)
+    handle, sock = session.handle, NullSocket()
+    handle(sock, make_welcome(16))
+    start = time.process_time()
+    for data in stream:
+        handle(sock, data)
+    return time.process_time() - start
+
+
+# --- live ------------------------------------------------------------------------------------
+
+
+def live_cpu(checkout: Path, games: list[list[bytes]], in_flight: int, ipc_dir: str) -> float:
+    """CPU seconds of a random bot process of ``checkout`` playing ``games``, ``in_flight`` at once."""
+    endpoint = f"ipc://{ipc_dir}/bench.sock"
+    ctx = zmq.Context()
+    sock = ctx.socket(zmq.ROUTER)
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.bind(endpoint)
+    env = {**os.environ, "PYTHONPATH": str(checkout), "ARENA_ENDPOINT": endpoint, "ARENA_TOKEN": "bench",
+           "ARENA_MAX_GAMES": str(in_flight), "PYTHONDONTWRITEBYTECODE": "1"}
+    bot = subprocess.Popen([sys.executable, "bot.py"], cwd=checkout / "bots" / "random", env=env)
+    try:
+        ident, _hello = sock.recv_multipart()
+        sock.send_multipart([ident, make_welcome(in_flight)])
+        for burst in bursts(games, in_flight):
+            for data in burst:
+                sock.send_multipart([ident, data])
+            for _ in range(sum(map(is_request, burst))):
+                if not sock.poll(10_000):
+                    raise RuntimeError("the bot did not answer within 10 s")
+                sock.recv_multipart()
+        sock.send_multipart([ident, make_shutdown("bench over")])
+        _, status, usage = os.wait4(bot.pid, 0)
+        bot.returncode = os.waitstatus_to_exitcode(status)
+        if bot.returncode != 0:
+            raise RuntimeError(f"the bot exited with status {bot.returncode}")
+        return usage.ru_utime + usage.ru_stime
+    finally:
+        if bot.returncode is None:
+            bot.kill()
+            bot.wait()
+        sock.close(0)
+        ctx.term()
+
+
+def bursts(games: list[list[bytes]], in_flight: int) -> Iterator[list[bytes]]:
+    """The messages to send together: each in-flight game's messages up to its next request
+    (a game's last burst ends with its ``match_over``); a finished game's slot takes the next."""
+    queue = [list(reversed(game)) for game in reversed(games)]
+    flying: list[list[bytes]] = []
+    while queue or flying:
+        while queue and len(flying) < in_flight:
+            flying.append(queue.pop())
+        burst: list[bytes] = []
+        for game in flying:
+            while game:
+                burst.append(game.pop())
+                if is_request(burst[-1]):
+                    break
+        flying = [game for game in flying if game]
+        yield burst
+
+
+# --- main ------------------------------------------------------------------------------------
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--against", type=Path, help="another checkout to compare with (A; this one is B)")
+    parser.add_argument("--matches", type=int, default=60, help="matches in the replayed stream")
+    parser.add_argument("--games", type=int, default=16, help="games in flight in the live bot")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--skip-live", action="store_true", help="only the in-process figures")
+    args = parser.parse_args()
+    games = [game_stream(f"m{i}", 1000 + i) for i in range(args.matches)]
+    stream = [data for game in games for data in game]
+    hands, messages = hands_of(games), len(stream)
+    checkouts = {"B": ROOT} if args.against is None else {"A": args.against.resolve(), "B": ROOT}
+    print(f"{args.matches} matches: {messages} messages to one seat, {hands} hands "
+          f"({sum(map(is_request, stream))} requests); A = {checkouts.get('A', '-')}, B = {ROOT}")
+    clients = {name: load_client(path, f"protocol_{name.lower()}") for name, path in checkouts.items()}
+    inproc: dict[str, list[float]] = {name: [] for name in checkouts}
+    for _ in range(max(3, args.runs * 4)):
+        for name, client in clients.items():
+            inproc[name].append(in_process_cpu(client, stream))
+    report("in process (handle)", inproc, messages, hands)
+    if args.skip_live:
+        return
+    live: dict[str, list[float]] = {name: [] for name in checkouts}
+    with tempfile.TemporaryDirectory(prefix="bot-sdk-") as ipc_dir:
+        for _ in range(args.runs):
+            for name, path in checkouts.items():
+                fixed = live_cpu(path, [], 1, ipc_dir)  # start-up, handshake and exit
+                live[name].append(live_cpu(path, games, args.games, ipc_dir) - fixed)
+    report(f"live bot, {args.games} in flight", live, messages, hands)
+    print(f"load {load_average()}")
+
+
+def report(what: str, cpu: dict[str, list[float]], messages: int, hands: int) -> None:
+    """Median CPU per message and per hand of each checkout, and B over A."""
+    med = {name: statistics.median(values) for name, values in cpu.items()}
+    for name, seconds in med.items():
+        print(f"{what:28} {name}: {seconds / messages * 1e6:6.1f} us/message  {seconds / hands * 1e3:5.3f} ms/hand "
+              f"(median of {len(cpu[name])})")
+    if len(med) == 2:
+        ratios = [b / a for a, b in zip(cpu["A"], cpu["B"])]
+        print(f"{what:28} B/A: {statistics.median(ratios):.2f} (range {min(ratios):.2f}-{max(ratios):.2f}, "
+              "pairs run side by side)")
+
+
+if __name__ == "__main__":
+    main()
