@@ -147,6 +147,7 @@ class _Session:
             sock.setsockopt(zmq.ROUTING_ID, self.settings.token.encode())
             sock.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)
             sock.setsockopt(zmq.SNDTIMEO, _SEND_TIMEOUT_MS)
+            sock.setsockopt(zmq.RCVTIMEO, _POLL_MS)
             try:
                 sock.connect(self.settings.endpoint)
             except zmq.ZMQError as exc:
@@ -164,28 +165,29 @@ class _Session:
             ctx.term()
 
     def loop(self, sock: zmq.Socket[bytes]) -> int:
-        """Handle messages until one ends the session. Whatever is queued is read before the
-        next wait (several games' requests often arrive together), and one poller serves
-        every wait."""
+        """Handle messages until one ends the session. The socket's receive timeout
+        (``RCVTIMEO``) is the one wait: a queued message (several games' requests often arrive
+        together) costs one ``recv``, and only a second of silence raises, to check that the
+        arena is still there."""
         idle_s = self.settings.idle_timeout_s
-        heard = time.monotonic()
-        poller = zmq.Poller()
-        poller.register(sock, zmq.POLLIN)
+        recv, handle = sock.recv, self.handle
+        silent_since: float | None = None  # when the silence began, noted at its first timeout
         while True:
             try:
-                data = sock.recv(zmq.NOBLOCK)
+                data = recv()
             except zmq.Again:
-                if poller.poll(_POLL_MS):
-                    continue
+                now = time.monotonic()
+                if silent_since is None:
+                    silent_since = now - _POLL_MS / 1000
                 if os.getppid() != self.parent:
                     self.say("parent process is gone; exiting")
                     return EXIT_ARENA_GONE
-                if idle_s > 0 and time.monotonic() - heard > idle_s:
+                if idle_s > 0 and now - silent_since > idle_s:
                     self.say(f"nothing from the arena for {idle_s:g} s; exiting")
                     return EXIT_ARENA_GONE
                 continue
-            heard = time.monotonic()
-            code = self.handle(sock, data)
+            silent_since = None
+            code = handle(sock, data)
             if code is not None:
                 return code
 
@@ -195,6 +197,9 @@ class _Session:
             msg = parse_arena_message(data)
         except ProtocolError as exc:
             self.say(f"ignored a bad message from the arena ({exc.code}): {exc}")
+            return None
+        if type(msg) is Request and self.welcomed:  # the per-decision path, first
+            sock.send(make_action(msg.seq, msg.game_id, self.decide(msg)))
             return None
         if isinstance(msg, Reject):
             self.say(f"rejected by the arena: {msg.reason}: {msg.detail}")
@@ -207,45 +212,52 @@ class _Session:
             return None
         if not self.welcomed:
             self.say(f"ignored {type(msg).__name__} before the welcome")
-        elif isinstance(msg, Request):
-            sock.send(make_action(msg.seq, msg.game_id, self.decide(msg)))
         elif isinstance(msg, HandOver):
-            bot = self.bot(msg.game_id, msg.seat)
-            self.guard(msg.game_id, "on_hand_over", lambda: bot.on_hand_over(msg.result, msg.view))
+            self.guard(msg.game_id, "on_hand_over", self.bot(msg.game_id, msg.seat).on_hand_over, msg.result, msg.view)
         elif isinstance(msg, MatchOver):
             bot = self.bot(msg.game_id, msg.seat)
             del self.games[msg.game_id]
-            self.guard(msg.game_id, "on_match_over", lambda: bot.on_match_over(msg.summary()))
+            self.guard(msg.game_id, "on_match_over", bot.on_match_over, msg.summary())
         return None
 
     def bot(self, game_id: str, seat: int) -> Bot:
         """The game's bot object, made when the game's first message arrives."""
         bot = self.games.get(game_id)
         if bot is None:
-            bot = self.games[game_id] = self.guard(game_id, "the constructor", lambda: self.factory(game_id, seat))
+            bot = self.games[game_id] = self.guard(game_id, "the constructor", self.factory, game_id, seat)
         return bot
 
     def decide(self, req: Request) -> str:
-        bot = self.bot(req.game_id, req.seat)
-        bot.time_limit_ms, bot.bank_ms = req.time_limit_ms, req.bank_ms
-        bot.rules = self.rules
-        action = self.guard(req.game_id, f"act (seq {req.seq})", lambda: bot.act(req.view, req.legal_actions))
+        game_id, legal_actions = req.game_id, req.legal_actions
+        bot = self.games.get(game_id)
+        if bot is None:
+            bot = self.bot(game_id, req.seat)
+        bot.time_limit_ms, bot.bank_ms, bot.rules = req.time_limit_ms, req.bank_ms, self.rules
+        try:
+            action = bot.act(req.view, legal_actions)
+        except Exception:
+            raise self.failed(game_id, f"act (seq {req.seq})") from None
         if not isinstance(action, str):
-            self.say(f"act returned {type(action).__name__}, not an action string, in game {req.game_id!r}")
+            self.say(f"act returned {type(action).__name__}, not an action string, in game {game_id!r}")
             raise _BotFailed
-        if action not in req.legal_actions:
-            self.say(f"warning: act returned {action[:40]!r}, not in {req.legal_actions}; sending it anyway")
+        if action not in legal_actions:
+            self.say(f"warning: act returned {action[:40]!r}, not in {legal_actions}; sending it anyway")
         return action
 
-    def guard(self, game_id: str, where: str, call: Callable[[], Any]) -> Any:
-        """Run bot code; on an exception print its traceback and end the process."""
+    def guard(self, game_id: str, where: str, call: Callable[..., Any], *args: Any) -> Any:
+        """``call(*args)``: bot code; on an exception print its traceback and end the process."""
         try:
-            return call()
+            return call(*args)
         except Exception:
-            self.say(f"exception in {where}, game {game_id!r}; exiting with status {EXIT_BOT_ERROR}")
-            traceback.print_exc(file=self.err)
-            self.err.flush()
-            raise _BotFailed from None
+            raise self.failed(game_id, where) from None
+
+    def failed(self, game_id: str, where: str) -> _BotFailed:
+        """Print the exception being handled, raised by bot code in ``where``; the error that
+        ends the process."""
+        self.say(f"exception in {where}, game {game_id!r}; exiting with status {EXIT_BOT_ERROR}")
+        traceback.print_exc(file=self.err)
+        self.err.flush()
+        return _BotFailed()
 
 
 def serve(

@@ -34,6 +34,7 @@ from .messages import (
     Request,
     Shutdown,
     Welcome,
+    reply_dict,
 )
 
 _MAJOR = str(PROTOCOL_MAJOR)
@@ -41,9 +42,13 @@ _MAJOR = str(PROTOCOL_MAJOR)
 
 def encode(message: Message) -> bytes:
     """The wire form of a message: one UTF-8 JSON object."""
-    data = orjson.dumps(message.to_dict())
+    return _capped(orjson.dumps(message.to_dict()), type(message).__name__)
+
+
+def _capped(data: bytes, kind: str) -> bytes:
+    """``data``, unless it is over the size cap (``ValueError``)."""
     if len(data) > MAX_MESSAGE_BYTES:
-        raise ValueError(f"{type(message).__name__} is {len(data)} bytes, over the {MAX_MESSAGE_BYTES} cap")
+        raise ValueError(f"{kind} is {len(data)} bytes, over the {MAX_MESSAGE_BYTES} cap")
     return data
 
 
@@ -136,7 +141,8 @@ def make_hello(token: str, name: str, version: str, *, max_games: int = 1) -> by
 
 def make_action(seq: int, game_id: str, action: str) -> bytes:
     """The bot's reply to request ``seq`` of ``game_id``."""
-    return encode(Reply(seq, game_id, action))
+    data = orjson.dumps(reply_dict(seq, game_id, action))  # no Reply object: the per-decision path
+    return data if len(data) <= MAX_MESSAGE_BYTES else _capped(data, "Reply")
 
 
 # --- builders, arena side ------------------------------------------------------------------

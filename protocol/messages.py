@@ -166,6 +166,11 @@ class Hello:
         return cls(token, get_str(msg, "name"), get_str(msg, "version"), max_games, msg["v"])
 
 
+def reply_dict(seq: int, game_id: str, action: str, v: str = PROTOCOL_VERSION) -> dict[str, Any]:
+    """The wire form of a ``Reply``, without making one (the bot SDK's per-decision path)."""
+    return {"v": v, "type": "action", "seq": seq, "game_id": game_id, "action": action}
+
+
 @dataclass(slots=True)
 class Reply:
     """The bot's answer to one request (wire type ``"action"``)."""
@@ -176,7 +181,7 @@ class Reply:
     v: str = PROTOCOL_VERSION
 
     def to_dict(self) -> dict[str, Any]:
-        return {"v": self.v, "type": "action", "seq": self.seq, "game_id": self.game_id, "action": self.action}
+        return reply_dict(self.seq, self.game_id, self.action, self.v)
 
     @classmethod
     def from_dict(cls, msg: Mapping[str, Any]) -> Reply:
@@ -261,6 +266,21 @@ class Request:
 
     @classmethod
     def from_dict(cls, msg: Mapping[str, Any]) -> Request:
+        seq, game_id, seat, view = msg.get("seq"), msg.get("game_id"), msg.get("seat"), msg.get("view")
+        actions, limit, bank = msg.get("legal_actions"), msg.get("time_limit_ms"), msg.get("bank_ms")
+        try:  # a bot's per-decision path: the checks below in one expression, for a good request
+            if (
+                type(seq) is int and 0 <= seq <= MAX_SEQ
+                and type(game_id) is str and 0 < len(game_id) <= MAX_ID_CHARS
+                and type(seat) is int and 0 <= seat <= 1
+                and type(view) is dict and view.keys() >= VIEW_KEYS
+                and type(match := view["match"]) is dict and match.keys() >= MATCH_KEYS
+                and type(actions) is list and ACTIONS.issuperset(actions)
+                and type(limit) is int and 0 <= limit <= MAX_SEQ and type(bank) is int and 0 <= bank <= MAX_SEQ
+            ):
+                return cls(seq, game_id, seat, view, actions, limit, bank, msg["v"])
+        except TypeError:  # an unhashable legal action; the checks below say what is wrong
+            pass
         seat = get_seat(msg, "seat")
         assert seat is not None
         return cls(
