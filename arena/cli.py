@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Callable, Sequence
 
@@ -53,8 +54,20 @@ def _command_in(argv: Sequence[str]) -> str | None:
     return argv[0] if argv and not argv[0].startswith("-") else None
 
 
+def _one_blas_thread() -> None:
+    """Have OpenBLAS (numpy's linear algebra) compute on this thread alone, unless the user says otherwise.
+
+    The rankings' numpy work (``results.bradley_terry``) is on small matrices, which OpenBLAS does
+    on one thread anyway; the threads it starts with numpy would only spin, at the import and
+    through the bootstrap (a tenth of a CPU second at the end of every ``arena run``), taking CPU
+    from the matches still playing on a busy machine. Read by OpenBLAS when numpy is first imported.
+    """
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``arena`` command; returns the exit status."""
+    _one_blas_thread()
     argv = sys.argv[1:] if argv is None else list(argv)
     with paused_gc():  # the parser imports the command's module
         args = build_parser(_command_in(argv)).parse_args(argv)

@@ -77,3 +77,32 @@ def test_the_probe_sees_what_the_full_parser_and_the_leaderboard_import() -> Non
     # The same probe finds them where they belong, so the empty set above means something.
     assert set(COMMAND_MODULES) - {"arena.commands.tournament"} <= heavy_after("from arena import cli\ncli.build_parser()")
     assert {"numpy", "results.bradley_terry"} <= heavy_after("import results.leaderboard")
+
+
+# The rankings' numpy on OpenBLAS: how many threads the process has once ``arena leaderboard`` ran.
+_THREADS_AFTER_LEADERBOARD = """
+import os, sys
+from arena.cli import main
+assert main(["leaderboard", sys.argv[1], "--bootstrap", "20"]) == 0
+print(len(os.listdir("/proc/self/task")), file=sys.stderr)
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="counts threads in /proc (Linux)")
+@pytest.mark.skipif((__import__("os").cpu_count() or 1) < 2, reason="OpenBLAS starts no thread on one CPU")
+def test_the_rankings_numpy_computes_on_one_thread_unless_the_user_sets_openblas_threads(tmp_path: Path) -> None:
+    import os
+
+    from arena.engine.deals import Deals
+    from tests.tournament.stores import make_store
+
+    make_store(tmp_path / "arena.sqlite", Deals.public(3))
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
+
+    def threads(**extra: str) -> int:
+        done = subprocess.run([sys.executable, "-c", _THREADS_AFTER_LEADERBOARD, str(tmp_path)], cwd=REPO,
+                              env={**env, **extra}, capture_output=True, text=True, check=True)
+        return int(done.stderr.split()[-1])
+
+    assert threads() == 1
+    assert threads(OPENBLAS_NUM_THREADS="2") == 2  # the user's setting is kept
