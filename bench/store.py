@@ -11,7 +11,8 @@ to the results. Then, ``--runs`` times, interleaved (A B A B ...), for each chec
   prints its median CPU milliseconds.
 
 It also says whether the two checkouts stored the same results (every match row, hand record
-and think time read back alike) and built the same leaderboard JSON. The other checkout's
+and rating snapshot read back alike, think times to the microsecond they are rounded to) and
+built the same leaderboard JSON. The other checkout's
 ``results`` package is loaded in this process under another name (``--against DIR``, e.g.
 ``git worktree add /tmp/base main``); it imports this checkout's ``arena`` (the records it
 stores are this run's), so it must be one whose ``results`` reads the same engine records.
@@ -132,7 +133,7 @@ def leaderboard(results: ModuleType, path: Path) -> tuple[float, str]:
 
 
 def contents(results: ModuleType, path: Path) -> tuple[Any, ...]:
-    """What a store holds, as its reads return it (row ids aside)."""
+    """What a store holds, as its reads return it (row ids aside); think times apart."""
     store = importlib.import_module(results.__name__ + ".store")
     rows = importlib.import_module(results.__name__ + ".rows")
     with store.Store(path, readonly=True) as opened:
@@ -140,9 +141,23 @@ def contents(results: ModuleType, path: Path) -> tuple[Any, ...]:
         matches = [(m.match_id, m.seats, m.winner_seat, m.score0, m.score1, m.hands, m.interrupted_json is None)
                    for m in opened.matches(tid)]
         hands = [(h.hand_index, h.result, rows.hand_record(h.record_json)) for h in opened.all_hands(tid)]
-        thinks = sorted((t.seat, t.entrant, t.wall_ms, t.cpu_ms) for t in opened.think_times(tid))
         snapshots = [(s.after_pair, s.entrant, s.mu, s.sigma) for s in opened.snapshots(tid)]
-    return matches, hands, thinks, snapshots
+        thinks = sorted((t.match_row, t.seat, t.entrant, t.wall_ms, t.cpu_ms) for t in opened.think_times(tid))
+    return (matches, hands, snapshots), thinks
+
+
+def alike(first: tuple[Any, ...], second: tuple[Any, ...]) -> bool:
+    """Two stores' ``contents`` are the same, think times to the microsecond they are rounded to."""
+    (exact, thinks), (other_exact, other_thinks) = first, second
+
+    def close(a: tuple[float | None, ...] | None, b: tuple[float | None, ...] | None) -> bool:
+        if a is None or b is None:
+            return a is b
+        return len(a) == len(b) and all(x == y if x is None or y is None else abs(x - y) <= 0.0010001
+                                        for x, y in zip(a, b))
+
+    return exact == other_exact and len(thinks) == len(other_thinks) and all(
+        t[:3] == u[:3] and close(t[3], u[3]) and close(t[4], u[4]) for t, u in zip(thinks, other_thinks))
 
 
 def main() -> None:
@@ -168,7 +183,8 @@ def main() -> None:
         for name, results in packages.items():
             boards[name] = leaderboard(results, Path(tmp) / f"{name}.sqlite")[1]
         same = len({*boards.values()}) == 1
-        stored_alike = len({repr(contents(packages["B"], Path(tmp) / f"{name}.sqlite")) for name in checkouts}) == 1
+        held = [contents(packages["B"], Path(tmp) / f"{name}.sqlite") for name in checkouts]
+        stored_alike = all(alike(held[0], other) for other in held[1:])
     med = statistics.median
     hands = sum(len(o.results) for pair, *_ in played for o in pair.outcomes)
     print(f"{len(played)} pairs ({hands} hands), {args.runs} runs each, load {load_average()}")

@@ -9,13 +9,15 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from arena.engine import HandResult, Reason, Rules
 from arena.engine.records import (EntrantRecord, Fault, FaultKind, HandRecord, MatchOutcome, Pair, SprtSettings, Think,
                                   TournamentSettings)
 from results.errors import StoreError
 from results.rows import SeatingHands, StoredEntrant, hand_record
-from results.store import APPLICATION_ID, MIGRATIONS, Store
+from results.store import APPLICATION_ID, MIGRATIONS, Store, _think_json
 from tests.tournament.stores import BOTS, SETTINGS
 
 pytestmark = pytest.mark.unit
@@ -106,6 +108,15 @@ def test_think_times_are_stored_compact_rounded_to_the_microsecond(tmp_path: Pat
         stored = store.db.execute("SELECT seat, times_ms_json, cpu_ms_json FROM think_times WHERE match_row = 1 "
                                   "ORDER BY seat").fetchall()
     assert [tuple(row) for row in stored] == [(0, "[1.234,0.0,250.5]", "[0.0,null,12.0]"), (1, "[2.0]", "[null]")]
+
+
+@given(st.lists(st.floats(min_value=0.0, max_value=1e7), max_size=20))
+def test_think_times_are_kept_within_half_a_microsecond_at_most_three_decimals(times: list[float]) -> None:
+    wall_json, cpu_json = _think_json([Think(0, 0, ms, ms / 2) for ms in times])
+    for stored, measured in ((json.loads(wall_json), times), (json.loads(cpu_json), [ms / 2 for ms in times])):
+        assert len(stored) == len(measured)
+        for value, ms in zip(stored, measured):
+            assert abs(value - ms) <= 0.0005 + 1e-12 * ms and value == round(value, 3)
 
 
 # A finished hand's ``record_json`` and an interrupted one's ``interrupted_json`` exactly as the
