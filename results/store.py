@@ -361,7 +361,8 @@ class Store:
         except sqlite3.DatabaseError as exc:
             problems = [str(exc)]
         if problems != ["ok"]:
-            raise StoreError(f"{self.path}: the results database is damaged ({'; '.join(problems)}); it was "
+            found = "; ".join(" ".join(problem.split()) for problem in problems)  # one line: SQLite's may hold several
+            raise StoreError(f"{self.path}: the results database is damaged ({found}); it was "
                              f"left as it is. Restore it from a backup, or start over in a new folder")
 
     def _migrate(self, readonly: bool) -> None:

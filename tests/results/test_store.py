@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 import re
 import sqlite3
 from dataclasses import replace
@@ -13,12 +14,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from arena.engine import HandResult, Reason, Rules
+from arena.engine.deals import Deals
 from arena.engine.records import (EntrantRecord, Fault, FaultKind, HandRecord, MatchOutcome, Pair, SprtSettings, Think,
                                   TournamentSettings)
 from results.errors import StoreError
 from results.rows import SeatingHands, StoredEntrant, hand_record
 from results.store import APPLICATION_ID, MIGRATIONS, Store, _think_json
-from tests.tournament.stores import BOTS, SETTINGS
+from tests.tournament.stores import BOTS, SETTINGS, make_store
 
 pytestmark = pytest.mark.unit
 
@@ -323,6 +325,19 @@ def test_a_damaged_database_is_refused_untouched_by_every_kind_of_open(tmp_path:
         with pytest.raises(StoreError, match="damaged"):
             Store(db, **kwargs)
         assert db.read_bytes() == data
+
+
+def test_damage_that_sqlite_describes_over_several_lines_is_refused_in_one_line(tmp_path: Path) -> None:
+    db = make_store(tmp_path / "arena.sqlite", Deals.public(3))
+    data = bytearray(db.read_bytes())
+    middle = len(data) // 2
+    data[middle:middle + 8192] = random.Random(0).randbytes(8192)
+    db.write_bytes(bytes(data))
+    with sqlite3.connect(db) as raw:
+        assert any("\n" in row[0] for row in raw.execute("PRAGMA quick_check(3)"))  # "*** in database main ***\n..."
+    with pytest.raises(StoreError, match="damaged") as refused:
+        Store(db, readonly=True)
+    assert "\n" not in str(refused.value) and "On tree page" in str(refused.value)
 
 
 def test_transactions_nest_with_savepoints(tmp_path: Path) -> None:
