@@ -166,9 +166,11 @@ class Referee:
         """The pending decision, or None once the match is finished."""
         if self.finished:
             return None
-        seat = self.match.hand.to_move
+        match = self.match
+        seat = match.hand.to_move
         assert seat is not None
-        view = self.match.view(seat)
+        view = match_view(match.hand, seat, hand_index=match.hand_index, score=match.score, carry=match.carry,
+                          target=self.rules.match_target, private=False)  # encoded at once by the conductor
         return Decision(
             match_id=self.match_id,
             seat=seat,
@@ -245,7 +247,7 @@ class Referee:
         notices = [
             Notice(seat=s, kind="hand_over",
                    view=match_view(hand, s, hand_index=hand_index, score=score_before, carry=carry_before,
-                                   target=self.rules.match_target),
+                                   target=self.rules.match_target, private=False),
                    score=match.score, carry=match.carry)
             for s in (0, 1)
         ]

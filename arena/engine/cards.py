@@ -46,6 +46,17 @@ HIGH_CARDS: tuple[list[int], ...] = _set_bits(12)
 """The cards H and S of a mask's high 12 bits (``mask >> 12``), ascending."""
 
 
+LOW_NAMES: tuple[list[str], ...] = tuple([CARD_NAMES[c] for c in cards] for cards in LOW_CARDS)
+"""The names of ``LOW_CARDS``' cards (``names_of`` joins the two halves)."""
+HIGH_NAMES: tuple[list[str], ...] = tuple([CARD_NAMES[c] for c in cards] for cards in HIGH_CARDS)
+"""The names of ``HIGH_CARDS``' cards."""
+
+
+def names_of(mask: int) -> list[str]:
+    """The names of a bitmask's cards, ascending (the canonical order), as a new list."""
+    return LOW_NAMES[mask & 4095] + HIGH_NAMES[mask >> 12]
+
+
 def cards_of(mask: int) -> list[int]:
     """The cards of a bitmask, ascending (the canonical order), as a new list."""
     return LOW_CARDS[mask & 4095] + HIGH_CARDS[mask >> 12]

@@ -9,6 +9,7 @@ from .cards import CARD_NAMES
 from .hand import Hand
 from .result import HandResult
 from .rules import Rules
+from .view import hand_view
 
 
 def match_deck(seed: Any, hand_index: int) -> list[str]:
@@ -19,14 +20,15 @@ def match_deck(seed: Any, hand_index: int) -> list[str]:
 
 
 def match_view(hand: Hand, seat: int, *, hand_index: int, score: tuple[int, int], carry: int,
-               target: int) -> dict[str, Any]:
-    """``hand.view(seat)`` plus ``"match"``: the match as it stood while ``hand`` was played.
+               target: int, private: bool = True) -> dict[str, Any]:
+    """``hand.view(seat)`` plus ``"match"``: the match as it stood while ``hand`` was played
+    (``private`` as for ``hand_view``).
 
     The one builder of a view's ``match`` part (its keys are ``protocol.messages.MATCH_KEYS``,
     checked on the wire): ``Match.view``, the referee's ``hand_over`` views (the score and carry
     from before the hand was scored) and the validation probe's single-hand game all use it.
     """
-    view = hand.view(seat)
+    view = hand_view(hand, seat, private=private)
     view["match"] = {
         "hand_index": hand_index,
         "dealer": hand.dealer,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .cards import CARD_INDEX, CARD_NAMES, SUITS, cards_of
+from .cards import CARD_INDEX, CARD_NAMES, SUITS, names_of
 from .core import Core, Event
 
 if TYPE_CHECKING:
@@ -41,8 +41,13 @@ def _event(event: tuple[Any, ...], seat: int | None) -> dict[str, Any]:
     return {"type": "end", "seat": event[1], "game_points": event[2], "reason": str(event[3])}
 
 
-def hand_view(hand: Hand, seat: int) -> dict[str, Any]:
-    """The view of protocol/PROTOCOL.md section 6 for ``seat``: exactly the keys of the view table."""
+def hand_view(hand: Hand, seat: int, *, private: bool = True) -> dict[str, Any]:
+    """The view of protocol/PROTOCOL.md section 6 for ``seat``: exactly the keys of the view table.
+
+    With ``private`` False, the ``events`` and ``tricks`` lists (and their dicts) are the hand's
+    memo itself, not copies: for a view that is encoded at once and dropped (the referee's
+    requests), never for one a caller keeps or changes.
+    """
     if seat not in (0, 1):
         raise ValueError(f"seat must be 0 or 1, not {seat!r}")
     core = hand.core
@@ -54,6 +59,9 @@ def hand_view(hand: Hand, seat: int) -> dict[str, Any]:
     log = core.log
     assert log is not None
     rendered = Rendered.of(hand, log)
+    events = rendered.seat_events(seat)
+    tricks = rendered.tricks
+    opponent_hand = core.hands[opponent]
     return {
         "seat": seat,
         "dealer": hand.dealer,
@@ -64,72 +72,77 @@ def hand_view(hand: Hand, seat: int) -> dict[str, Any]:
         "closed": core.closed,
         "closer": core.closer if core.closed else None,
         "trick_number": min(core.trick_number, 12),
-        "hand": [CARD_NAMES[c] for c in cards_of(core.hands[seat])],
-        "opponent_hand_size": core.hands[opponent].bit_count(),
-        "opponent_known": [CARD_NAMES[c] for c in cards_of(core.shown[opponent] & core.hands[opponent])],
+        "hand": names_of(core.hands[seat]),
+        "opponent_hand_size": opponent_hand.bit_count(),
+        "opponent_known": names_of(core.shown[opponent] & opponent_hand),
         "lead": _name(core.lead),
         "pending_meld": SUITS[core.pending_meld] if core.pending_meld >= 0 else None,
-        "tricks": rendered.finished_tricks(),
+        "tricks": [trick.copy() for trick in tricks] if private else tricks,
         "marriages": [
             {"seat": e[1], "suit": SUITS[e[2]], "value": e[3], "valid": tricks_won[e[1]] > 0}
-            for e in log if e[0] == "meld"
+            for e in rendered.melds
         ],
         "trick_points": list(core.trick_points),
         "tricks_won": list(tricks_won),
         "totals": core.totals[:],
-        "events": rendered.seat_events(seat),
+        "events": [event.copy() for event in events] if private else events,
         "legal_actions": hand.legal_actions() if to_move == seat else [],
         "result": result.to_dict() if result is not None else None,
     }
 
 
 class Rendered:
-    """What the views of one hand rendered of its log so far: each seat's events and the
-    finished tricks. The log only grows (a copied hand or one rebuilt from a view has a new
-    one), so a view renders only the entries after them; a different, shorter or rewritten
-    log starts over."""
+    """What the views of one hand rendered of its log so far: each seat's events, the finished
+    tricks and the marriages announced. The log only grows (a copied hand or one rebuilt from a
+    view has a new one), so a view renders only the entries after them; a different, shorter or
+    rewritten log starts over."""
 
-    __slots__ = ("log", "seen", "last", "events", "tricks", "lead", "folded")
+    __slots__ = ("log", "seen", "last", "events", "tricks", "melds", "lead")
 
     def __init__(self, log: list[Event]) -> None:
         self.log = log
-        self.seen = 0  # the log's length at the last view
+        self.seen = 0  # the log's length at the last view: entries before it are folded in
         self.last: Event | None = None  # its last entry then: a rewritten log shows there
         self.events: tuple[list[dict[str, Any]], list[dict[str, Any]]] = ([], [])
         self.tricks: list[dict[str, Any]] = []
-        self.lead: Event | None = None  # the lead of the trick in play at ``folded``
-        self.folded = 0  # log entries read into ``tricks``
+        self.melds: list[Event] = []  # the log's "meld" entries
+        self.lead: Event | None = None  # the lead of the trick in play
 
     @staticmethod
     def of(hand: Hand, log: list[Event]) -> Rendered:
-        """``hand``'s record, started over unless ``log`` is the one it rendered, grown only."""
+        """``hand``'s record, started over unless ``log`` is the one it rendered, grown only;
+        the entries logged since the last view are folded into its tricks and marriages."""
         memo = hand._rendered
         n = memo.seen if memo is not None else 0
         if memo is None or memo.log is not log or len(log) < n or (n and log[n - 1] is not memo.last):
             memo = hand._rendered = Rendered(log)
-        memo.seen, memo.last = len(log), log[-1] if log else None
+            n = 0
+        if len(log) > n:
+            memo._fold(log, n)
         return memo
 
-    def seat_events(self, seat: int) -> list[dict[str, Any]]:
-        """``seat``'s view of every logged event (fresh dicts: a view is the caller's to change)."""
-        done = self.events[seat]
-        for event in self.log[len(done):]:
-            done.append(_event(event, seat))
-        return [event.copy() for event in done]
-
-    def finished_tricks(self) -> list[dict[str, Any]]:
-        """The finished tricks, in order (fresh dicts)."""
-        log, tricks, lead = self.log, self.tricks, self.lead
-        for event in log[self.folded:]:
-            if event[0] == "play":
+    def _fold(self, log: list[Event], start: int) -> None:
+        tricks, lead = self.tricks, self.lead
+        for event in log[start:]:
+            kind = event[0]
+            if kind == "play":
                 if lead is None:
                     lead = event
                 else:
                     tricks.append({"leader": lead[1], "lead": CARD_NAMES[lead[2]], "follow": CARD_NAMES[event[2]],
                                    "winner": event[3]})
                     lead = None
-        self.lead, self.folded = lead, len(log)
-        return [trick.copy() for trick in tricks]
+            elif kind == "meld":
+                self.melds.append(event)
+        self.lead, self.seen, self.last = lead, len(log), log[-1]
+
+    def seat_events(self, seat: int) -> list[dict[str, Any]]:
+        """``seat``'s view of every logged event (the memo's own list: copy it to hand it out)."""
+        done = self.events[seat]
+        if len(done) < self.seen:
+            for event in self.log[len(done):self.seen]:
+                done.append(_event(event, seat))
+        return done
 
 
 def organiser_events(hand: Hand) -> list[dict[str, Any]]:

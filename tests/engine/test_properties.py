@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from arena.engine import CARD_NAMES, Hand, Match, Rules
 from arena.engine.cards import CARD_POINTS, KING, QUEEN, SUITS, card
 from arena.engine.invariants import check_end, check_step
+from arena.engine.view import hand_view
 
 from .strategies import PROFILES, pick, play_out
 
@@ -182,12 +183,15 @@ def test_match_score_is_the_sum_of_hand_results(seed: int, profile: str, policy_
 def test_views_rendered_step_by_step_equal_views_of_a_hand_replayed_afresh(
         seed: int, profile: str, policy_seed: int, seats: list[int]) -> None:
     # Views render only the log entries since the hand's last view; asking in any order, after
-    # any number of moves, and changing what a view returned must give what a fresh hand gives.
+    # any number of moves, and changing what a view returned must give what a fresh hand gives;
+    # the shared view (no copies) must equal them too.
     hand = Hand.deal_seeded(seed, 0, Rules.profile(profile))
     rng = random.Random(policy_seed)
     for seat in seats:
+        shared = hand_view(hand, seat, private=False)  # the referee's: the memo's own lists
+        assert shared == Hand.replay(hand.record()).view(seat)
         view = hand.view(seat)
-        assert view == Hand.replay(hand.record()).view(seat)
+        assert view == shared
         for part in view["events"] + view["tricks"]:
             part["seat"] = "changed by the caller"
         if hand.is_over:
