@@ -41,10 +41,11 @@ _rounds = itertools.count()  # poll rounds of every conductor in this process: a
 class _Pending:
     game: _Game
     seat: int
-    sent_at: float
-    deadline: float
+    budget_s: float
     request: bytes
     cpu_ns: int | None = None  # the bot's CPU counter when the request was sent
+    sent_at: float = 0.0  # both set when the round's messages go out (``_flush``)
+    deadline: float = math.inf
 
 
 @dataclass(slots=True)
@@ -109,6 +110,7 @@ class _Conductor:
         self.by_socket: dict[zmq.Socket[bytes], tuple[BotSession, bool]] = {}
         self.round = next(_rounds)  # this poll round: a bot's CPU counter is read at most once per round
         self.answered: list[BotSession] = []  # sessions that answered this round: frozen before the next poll
+        self.outbox: list[tuple[BotSession, bytes, _Pending | None]] = []  # what the round sends, in order
 
     def run(self) -> list[MatchOutcome]:
         try:
@@ -121,6 +123,7 @@ class _Conductor:
         self._admit()
         next_liveness = time.monotonic() + _LIVENESS_S
         while self.playing:
+            self._flush()
             events = self.poller.poll(math.ceil(self._next_wait() * 1000.0))
             self.round = next(_rounds)
             now = time.monotonic()
@@ -142,6 +145,7 @@ class _Conductor:
                 next_liveness = now + _LIVENESS_S
             if self.ended:
                 self._admit()
+        self._flush()  # the last matches' match_over
 
     def _freeze_idle(self) -> None:
         """Freeze the bots that answered and owe nothing now. Called once the round's messages
@@ -156,6 +160,7 @@ class _Conductor:
     def _admit(self) -> None:
         """Between poll rounds (never mid-dispatch): stop polling the sessions no game in play
         uses, tell the feed which games ended, then start what it admits, until it admits none."""
+        self._flush()  # the ended games' last messages, before the feed may close their processes
         self._freeze_idle()  # the feed may close processes or start and greet new ones
         while True:
             in_use = {id(s) for game in self.playing for s in game.sessions}
@@ -215,7 +220,8 @@ class _Conductor:
 
     def _dispatch(self, game: _Game) -> None:
         """Send the game's next request, or finish it."""
-        self._deliver(game)
+        if game.notices:
+            self._deliver(game)
         decision = game.referee.decision()
         if decision is None:
             game.done = True
@@ -231,13 +237,27 @@ class _Conductor:
         payload = make_request(seq, decision.match_id, decision.seat, decision.view, decision.legal_actions,
                                decision.time_limit_ms, decision.bank_ms)
         cpu_ns = session.begin_request(self.round)
-        now = time.monotonic()
-        if not session.send(payload):
-            self._lost(session)
-            return
-        self._owe(session, (id(session), seq),
-                  _Pending(game, decision.seat, now, now + decision.budget_s, payload, cpu_ns))
+        pending = _Pending(game, decision.seat, decision.budget_s, payload, cpu_ns)
+        self._owe(session, (id(session), seq), pending)
+        self.outbox.append((session, payload, pending))
         game.waiting = True
+
+    def _flush(self) -> None:
+        """Send what the round queued, in order: its requests leave together (the bots read them
+        in one wakeup, and the link's I/O thread is woken once, not per message), and their
+        clocks start now. A link that cannot take a message is lost (its requests fault)."""
+        while self.outbox:
+            outbox, self.outbox = self.outbox, []
+            now = time.monotonic()
+            lost: list[BotSession] = []
+            for session, payload, pending in outbox:
+                if pending is not None:
+                    pending.sent_at, pending.deadline = now, now + pending.budget_s
+                if session.alive and session not in lost and not session.send(payload):
+                    lost.append(session)
+            for session in lost:  # after the batch: what a loss queues goes after what was queued before it
+                if session.alive:
+                    self._lost(session)
 
     def _deliver_notices(self, game: _Game, notices: list[Notice]) -> None:
         game.notices.extend(notices)
@@ -251,11 +271,12 @@ class _Conductor:
                 continue
             if notice.kind == "hand_over":
                 assert notice.view is not None
-                session.send(make_hand_over(match_id, notice.seat, notice.view, notice.score, notice.carry))
+                payload = make_hand_over(match_id, notice.seat, notice.view, notice.score, notice.carry)
             else:
-                session.send(make_match_over(match_id, notice.seat, notice.score, notice.winner,
-                                             hands=notice.hands, forfeit=notice.forfeit,
-                                             fault=None if notice.fault is None else notice.fault.to_wire()))
+                payload = make_match_over(match_id, notice.seat, notice.score, notice.winner, hands=notice.hands,
+                                          forfeit=notice.forfeit,
+                                          fault=None if notice.fault is None else notice.fault.to_wire())
+            self.outbox.append((session, payload, None))
         game.notices.clear()
 
     # ------------------------------------------------------------------ receiving
@@ -294,7 +315,9 @@ class _Conductor:
 
     def _lost(self, session: BotSession) -> None:
         """The link reset or the process ended: a crash or a disconnect (``classify_loss`` waits
-        a moment for the exit, so the bots that answered are frozen first)."""
+        a moment for the exit, so what the round queued is sent and the bots that answered are
+        frozen first)."""
+        self._flush()
         self._freeze_idle()
         self._lose(session, session.classify_loss())
 
