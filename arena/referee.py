@@ -27,9 +27,10 @@ from arena.faults import FaultPolicy, truncate
 _FATAL = frozenset({FaultKind.CRASH, FaultKind.DISCONNECT, FaultKind.PROTOCOL})
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Decision:
-    """A request the conductor must get answered: ``seat`` is to move in the match."""
+    """A request the conductor must get answered: ``seat`` is to move in the match (one per
+    decision: not frozen, whose ``__init__`` costs three times as much; treat it as read-only)."""
 
     match_id: str
     seat: int
