@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from arena.cli import main
 from arena.engine.deals import Deals
@@ -69,3 +71,14 @@ def test_each_entrants_hands_and_game_points_are_those_of_its_stored_hands(tmp_p
     assert sorted((s.entrant, s.hands, s.game_points) for s in board.standings) == [
         (0, hands[0], points[0]), (1, hands[1], points[1])]
     assert min(points) > 0 and hands[0] == hands[1] > 0
+
+
+@given(st.lists(st.floats(min_value=0.0, max_value=1e7), max_size=300))
+def test_decision_time_figures_are_the_elements_at_their_rank_in_sorted_order(values: list[float]) -> None:
+    from results.leaderboard import _order_stats
+
+    ordered = sorted(values)
+    n = len(ordered)
+    expected = (ordered[min(n - 1, int(0.5 * n))], ordered[min(n - 1, int(0.99 * n))], ordered[-1]) if n else (None,) * 3
+    found = _order_stats(values)
+    assert found == expected and all(type(x) is float for x in found if x is not None)
