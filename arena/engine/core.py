@@ -517,14 +517,12 @@ class Core:
             if step <= STEP_EXCHANGED and n_stock >= rules.close_min_stock_after_draw:
                 if rules.allow_close_before_first_trick or tricks_won[0] or tricks_won[1]:
                     special |= _CLOSE_SPECIAL
-            may_meld = tricks_won[seat] or rules.marriage_on_first_lead
+            in_phase = True  # marriages are shown in Phase A (R10.3) ...
         elif step == STEP_MELDED:
             return self._after_meld()
-        elif rules.marriages_in_phase_b or (self.closing_lead and rules.marriage_on_closing_lead):
-            may_meld = self.tricks_won[seat] or rules.marriage_on_first_lead
-        else:
-            may_meld = False
-        if may_meld:
+        else:  # ... and in Phase B only where the rules allow it (R10.3, R11.6)
+            in_phase = rules.marriages_in_phase_b or (self.closing_lead and rules.marriage_on_closing_lead)
+        if in_phase and (self.tricks_won[seat] or rules.marriage_on_first_lead):
             special |= _MELDS_OF_HAND[hand & _KINGS_AND_QUEENS]
         if not rules.auto_declare and (not rules.reject_false_declaration or self.totals[seat] >= 66):
             special |= _DECLARE_SPECIAL
