@@ -82,6 +82,10 @@ def _check(name: str, value: Any) -> None:
         raise ValueError(f"rule option {name!r}: bad value {value!r}; expected {expected}")
 
 
+_DEFAULTS: tuple[tuple[str, Any], ...] = tuple((name, default) for name, (default, _, _) in _OPTIONS.items())
+"""Each option with its default (every hand record asks which options differ)."""
+
+
 @dataclass(frozen=True, slots=True, init=False)
 class Rules:
     """The rule options of one game; ``Rules()`` is the default profile of docs/rules.md.
@@ -131,11 +135,7 @@ class Rules:
 
     def to_dict(self) -> dict[str, Any]:
         """The options that differ from the default profile (what a hand record stores)."""
-        return {
-            f.name: getattr(self, f.name)
-            for f in fields(self)
-            if getattr(self, f.name) != _OPTIONS[f.name][0]
-        }
+        return {name: value for name, default in _DEFAULTS if (value := getattr(self, name)) != default}
 
     def as_dict(self) -> dict[str, Any]:
         """Every option with its value."""
