@@ -17,7 +17,15 @@ is measured for both, interleaved (A B A B ...), and the ratio is printed: the w
 SDK change's effect on this noisy machine. The replay ignores the bot's choices (the next
 request is the recorded one), which the random bot does not notice.
 
+- whole run (``--whole-run``): ``arena run`` of three random bots, ``--pairs`` pairs per
+  pairing, ``--max-games --games``, sandboxed as usual; the CPU of every process under it is
+  sampled from ``/proc`` every 20 ms (the bot processes' apart) and divided by the hands played.
+  Sampled, not taken from ``getrusage``: the CPU of the sandboxed bots does not all reach the
+  arena's ``RUSAGE_CHILDREN`` (which ``bench/tournament.py`` prints), here a fifth of the
+  tree's less than the sampled sum.
+
     .venv/bin/python bench/bot_sdk.py [--against DIR] [--matches 60] [--games 16] [--runs 5]
+    .venv/bin/python bench/bot_sdk.py --whole-run [--against DIR] [--pairs 100] [--runs 5]
 """
 
 from __future__ import annotations
@@ -26,12 +34,13 @@ import argparse
 import importlib.util
 import os
 import random
+import sqlite3
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -199,6 +208,73 @@ def bursts(games: list[list[bytes]], in_flight: int) -> Iterator[list[bytes]]:
         yield burst
 
 
+# --- whole run -------------------------------------------------------------------------------
+
+
+def whole_run(checkout: Path, pairs: int, games: int, out: Path) -> tuple[float, float, int]:
+    """(bot processes' CPU s, every descendant's CPU s, hands) of one multiplexed ``arena run``."""
+    command = [sys.executable, "-m", "arena.cli", "run", "--bots",
+               *[f"random{i}={checkout / 'bots/random'}" for i in range(3)], "--pairs", str(pairs),
+               "--public-deals", "--seed", "5", "--concurrency", "2", "--max-games", str(games), "--out", str(out),
+               "--quiet", "--allow-unvalidated", "--time-limit-ms", "5000"]
+    arena = subprocess.Popen(command, cwd=checkout, stdout=subprocess.DEVNULL)
+    cpu: dict[int, tuple[float, bool]] = {}  # pid -> (most CPU seen, is a bot)
+    while arena.poll() is None:
+        for pid, seen in descendants_cpu(arena.pid).items():
+            cpu[pid] = max(cpu.get(pid, seen), seen)
+        time.sleep(0.02)
+    if arena.returncode != 0:
+        raise RuntimeError(f"arena run exited with status {arena.returncode}")
+    with sqlite3.connect(out / "arena.sqlite") as con:
+        hands = sum(int(n) for (n,) in con.execute("SELECT hands FROM matches"))
+    return sum(s for s, bot in cpu.values() if bot), sum(s for s, _ in cpu.values()), hands
+
+
+def descendants_cpu(root: int) -> dict[int, tuple[float, bool]]:
+    """User + system CPU seconds of every live process under ``root``, and whether it is a bot
+    (a Python process running a ``bot.py``)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    parent: dict[int, int] = {}
+    stats: dict[int, tuple[float, bool]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            raw = Path(f"/proc/{entry}/stat").read_text()
+            name, fields = raw[raw.index("(") + 1:raw.rindex(")")], raw[raw.rindex(")") + 2:].split()
+            argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+        except (OSError, ValueError):
+            continue  # gone meanwhile
+        parent[int(entry)] = int(fields[1])
+        bot = name.startswith("python") and any(arg.endswith(b"bot.py") for arg in argv)
+        stats[int(entry)] = ((int(fields[11]) + int(fields[12])) / tick, bot)
+    under: dict[int, tuple[float, bool]] = {}
+    for pid, stat in stats.items():
+        ancestor = parent.get(pid, 0)
+        while ancestor > 1 and ancestor != root:
+            ancestor = parent.get(ancestor, 0)
+        if ancestor == root:
+            under[pid] = stat
+    return under
+
+
+def whole_runs(checkouts: dict[str, Path], args: argparse.Namespace) -> None:
+    """Print the bots' and the tree's CPU per hand of ``--runs`` interleaved whole runs."""
+    bots: dict[str, list[float]] = {name: [] for name in checkouts}
+    tree: dict[str, list[float]] = {name: [] for name in checkouts}
+    with tempfile.TemporaryDirectory(prefix="bot-sdk-") as tmp:
+        for run in range(args.runs):
+            for name, path in checkouts.items():
+                bot_s, all_s, hands = whole_run(path, args.pairs, args.games, Path(tmp) / f"{name}{run}")
+                bots[name].append(bot_s / hands)
+                tree[name].append(all_s / hands)
+    print(f"whole runs: 3 random bots, {args.pairs} pairs per pairing ({hands} hands), --max-games {args.games}; "
+          "ms of CPU per hand, start-up included")
+    report("whole run, bot processes", bots, {"ms/hand": (1, 1e3)})
+    report("whole run, every process", tree, {"ms/hand": (1, 1e3)})
+    print(f"load {load_average()}")
+
+
 # --- main ------------------------------------------------------------------------------------
 
 
@@ -209,7 +285,12 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=16, help="games in flight in the live bot")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--skip-live", action="store_true", help="only the in-process figures")
+    parser.add_argument("--whole-run", action="store_true", help="whole arena runs instead of the replay")
+    parser.add_argument("--pairs", type=int, default=100, help="pairs per pairing of a whole run")
     args = parser.parse_args()
+    if args.whole_run:
+        whole_runs({"B": ROOT} if args.against is None else {"A": args.against.resolve(), "B": ROOT}, args)
+        return
     games = [game_stream(f"m{i}", 1000 + i) for i in range(args.matches)]
     stream = [data for game in games for data in game]
     hands, messages = hands_of(games), len(stream)
@@ -221,7 +302,8 @@ def main() -> None:
     for _ in range(max(3, args.runs * 4)):
         for name, client in clients.items():
             inproc[name].append(in_process_cpu(client, stream))
-    report("in process (handle)", inproc, messages, hands)
+    per = {"us/message": (messages, 1e6), "ms/hand": (hands, 1e3)}
+    report("in process (handle)", inproc, per)
     if args.skip_live:
         return
     live: dict[str, list[float]] = {name: [] for name in checkouts}
@@ -230,16 +312,16 @@ def main() -> None:
             for name, path in checkouts.items():
                 fixed = live_cpu(path, [], 1, ipc_dir)  # start-up, handshake and exit
                 live[name].append(live_cpu(path, games, args.games, ipc_dir) - fixed)
-    report(f"live bot, {args.games} in flight", live, messages, hands)
+    report(f"live bot, {args.games} in flight", live, per)
     print(f"load {load_average()}")
 
 
-def report(what: str, cpu: dict[str, list[float]], messages: int, hands: int) -> None:
-    """Median CPU per message and per hand of each checkout, and B over A."""
+def report(what: str, cpu: dict[str, list[float]], per: Mapping[str, tuple[float, float]]) -> None:
+    """Median CPU of each checkout in each unit of ``per`` (unit: (count, scale)), and B over A."""
     med = {name: statistics.median(values) for name, values in cpu.items()}
     for name, seconds in med.items():
-        print(f"{what:28} {name}: {seconds / messages * 1e6:6.1f} us/message  {seconds / hands * 1e3:5.3f} ms/hand "
-              f"(median of {len(cpu[name])})")
+        figures = "  ".join(f"{seconds / count * scale:7.3f} {unit}" for unit, (count, scale) in per.items())
+        print(f"{what:28} {name}: {figures} (median of {len(cpu[name])})")
     if len(med) == 2:
         ratios = [b / a for a, b in zip(cpu["A"], cpu["B"])]
         print(f"{what:28} B/A: {statistics.median(ratios):.2f} (range {min(ratios):.2f}-{max(ratios):.2f}, "
