@@ -307,12 +307,14 @@ def main() -> None:
     if args.skip_live:
         return
     live: dict[str, list[float]] = {name: [] for name in checkouts}
+    start: dict[str, list[float]] = {name: [] for name in checkouts}
     with tempfile.TemporaryDirectory(prefix="bot-sdk-") as ipc_dir:
         for _ in range(args.runs):
             for name, path in checkouts.items():
-                fixed = live_cpu(path, [], 1, ipc_dir)  # start-up, handshake and exit
-                live[name].append(live_cpu(path, games, args.games, ipc_dir) - fixed)
+                start[name].append(live_cpu(path, [], 1, ipc_dir))  # start-up, handshake and exit
+                live[name].append(live_cpu(path, games, args.games, ipc_dir) - start[name][-1])
     report(f"live bot, {args.games} in flight", live, per)
+    report("live bot, start-up and exit", start, {"ms": (1, 1e3)})
     print(f"load {load_average()}")
 
 
