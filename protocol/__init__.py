@@ -1,8 +1,8 @@
 """The wire protocol between the arena and bots: message types, codec and version.
 
 ``PROTOCOL.md`` beside this file is the language-neutral spec and ``schema.json`` the JSON
-Schema of every message. ``protocol.client`` is the Python bot SDK (it imports pyzmq; this
-package itself does not).
+Schema of every message. ``protocol.client`` is the Python bot SDK, on ``protocol.zmtp``
+(ZeroMQ's wire protocol in the standard library, without libzmq).
 """
 
 from .codec import (

@@ -13,8 +13,9 @@ if __name__ == "__main__":
     run(FirstBot)
 ```
 
-``run`` connects a ZeroMQ DEALER to the arena (endpoint and token from ``--endpoint`` /
-``--token`` or ``ARENA_ENDPOINT`` / ``ARENA_TOKEN``), does the handshake, answers every
+``run`` connects a ZeroMQ DEALER to the arena (``protocol.zmtp``: ZeroMQ's wire protocol in
+the standard library; endpoint and token from ``--endpoint`` / ``--token`` or
+``ARENA_ENDPOINT`` / ``ARENA_TOKEN``), does the handshake, answers every
 request with the ``seq`` and ``game_id`` it came with, and makes one bot object per game
 (``game_id``), so several interleaved games (``max_games > 1``) need nothing from the author.
 
@@ -22,8 +23,8 @@ An exception raised by the bot's own code (constructor, ``act`` or a hook) is pr
 stderr with its traceback, and the process then exits with status 1: the arena records a
 ``crash`` fault at once, with the traceback in the stderr tail, instead of waiting for a
 timeout. The process also exits when the arena says ``shutdown`` (status 0), rejects the
-hello (3), or seems gone (4): its parent process changed, or it heard nothing for
-``--idle-timeout`` seconds.
+hello (3), or seems gone (4): its parent process changed, the link closed, or it heard
+nothing for ``--idle-timeout`` seconds.
 """
 
 from __future__ import annotations
@@ -34,13 +35,12 @@ import sys
 import time
 import traceback
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, NoReturn, Sequence, TextIO
-
-import zmq
+from typing import Any, Callable, Mapping, NoReturn, Protocol, Sequence, TextIO
 
 from .codec import make_action, make_hello, parse_arena_message
 from .errors import ProtocolError
 from .messages import MAX_GAMES_LIMIT, MAX_MESSAGE_BYTES, HandOver, MatchOver, Reject, Request, Shutdown, Welcome
+from .zmtp import Dealer
 
 ENV_ENDPOINT = "ARENA_ENDPOINT"
 ENV_TOKEN = "ARENA_TOKEN"
@@ -54,8 +54,9 @@ EXIT_USAGE = 2
 EXIT_REJECTED = 3
 EXIT_ARENA_GONE = 4
 
-_POLL_MS = 1000  # how often a silent connection checks that the arena is still there
-_SEND_TIMEOUT_MS = 10_000
+_WAIT_S = 1.0  # how often a silent connection checks that the arena is still there
+_RETRY_S = 0.1  # how often to try connecting while nobody listens
+_SEND_TIMEOUT_S = 10.0
 
 
 class Bot:
@@ -89,6 +90,12 @@ class Bot:
 
 
 BotFactory = Callable[[str, int], Bot]
+
+
+class Sender(Protocol):
+    """Where replies go: the link to the arena."""
+
+    def send(self, data: bytes) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,58 +147,75 @@ class _Session:
         print(f"[{self.name} pid {os.getpid()}] {text}", file=self.err, flush=True)
 
     def run(self) -> int:
-        ctx = zmq.Context()
-        sock = ctx.socket(zmq.DEALER)
         try:
-            sock.setsockopt(zmq.LINGER, 0)
-            sock.setsockopt(zmq.ROUTING_ID, self.settings.token.encode())
-            sock.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)
-            sock.setsockopt(zmq.SNDTIMEO, _SEND_TIMEOUT_MS)
-            sock.setsockopt(zmq.RCVTIMEO, _POLL_MS)
-            try:
-                sock.connect(self.settings.endpoint)
-            except zmq.ZMQError as exc:
-                self.say(f"cannot connect to {self.settings.endpoint!r}: {exc}")
-                return EXIT_USAGE
-            sock.send(make_hello(self.settings.token, self.name, self.version, max_games=self.settings.max_games))
-            return self.loop(sock)
-        except zmq.Again:
+            link = Dealer(self.settings.endpoint, self.settings.token.encode(), max_bytes=MAX_MESSAGE_BYTES,
+                          recv_timeout_s=_WAIT_S, send_timeout_s=_SEND_TIMEOUT_S)
+        except ValueError as exc:
+            self.say(f"cannot connect to {self.settings.endpoint!r}: {exc}")
+            return EXIT_USAGE
+        try:
+            code = self.connect(link)
+            if code is not None:
+                return code
+            link.send(make_hello(self.settings.token, self.name, self.version, max_games=self.settings.max_games))
+            return self.loop(link)
+        except TimeoutError:  # a send: the arena read nothing for _SEND_TIMEOUT_S
             self.say("could not send to the arena; exiting")
+            return EXIT_ARENA_GONE
+        except ProtocolError as exc:  # the link itself (messages are checked in handle)
+            self.say(f"lost the link to the arena: {exc}; exiting")
             return EXIT_ARENA_GONE
         except _BotFailed:
             return EXIT_BOT_ERROR
         finally:
-            sock.close(0)
-            ctx.term()
+            link.close()
 
-    def loop(self, sock: zmq.Socket[bytes]) -> int:
-        """Handle messages until one ends the session. The socket's receive timeout
-        (``RCVTIMEO``) is the one wait: a queued message (several games' requests often arrive
-        together) costs one ``recv``, and only a second of silence raises, to check that the
-        arena is still there."""
-        idle_s = self.settings.idle_timeout_s
-        recv, handle = sock.recv, self.handle
+    def connect(self, link: Dealer) -> int | None:
+        """Connect, trying again every _RETRY_S while nobody listens (as a ZeroMQ socket
+        would); an exit status if the arena seems gone meanwhile."""
+        start = time.monotonic()
+        while True:
+            try:
+                link.connect()
+                return None
+            except (OSError, TimeoutError):  # not listening yet, or no handshake in time
+                pass
+            if (code := self.gone(start)) is not None:
+                return code
+            time.sleep(_RETRY_S)
+
+    def loop(self, link: Dealer) -> int:
+        """Handle messages until one ends the session. A receive waits at most _WAIT_S: a
+        queued message (several games' requests often arrive together) costs no wait, and
+        only a second of silence raises, to check that the arena is still there."""
+        recv, handle = link.recv, self.handle
         silent_since: float | None = None  # when the silence began, noted at its first timeout
         while True:
             try:
                 data = recv()
-            except zmq.Again:
-                now = time.monotonic()
+            except TimeoutError:
                 if silent_since is None:
-                    silent_since = now - _POLL_MS / 1000
-                if os.getppid() != self.parent:
-                    self.say("parent process is gone; exiting")
-                    return EXIT_ARENA_GONE
-                if idle_s > 0 and now - silent_since > idle_s:
-                    self.say(f"nothing from the arena for {idle_s:g} s; exiting")
-                    return EXIT_ARENA_GONE
+                    silent_since = time.monotonic() - _WAIT_S
+                if (code := self.gone(silent_since)) is not None:
+                    return code
                 continue
             silent_since = None
-            code = handle(sock, data)
+            code = handle(link, data)
             if code is not None:
                 return code
 
-    def handle(self, sock: zmq.Socket[bytes], data: bytes) -> int | None:
+    def gone(self, silent_since: float) -> int | None:
+        """EXIT_ARENA_GONE if the parent process changed or nothing came for the idle timeout."""
+        idle_s = self.settings.idle_timeout_s
+        if os.getppid() != self.parent:
+            self.say("parent process is gone; exiting")
+            return EXIT_ARENA_GONE
+        if idle_s > 0 and time.monotonic() - silent_since > idle_s:
+            self.say(f"nothing from the arena for {idle_s:g} s; exiting")
+            return EXIT_ARENA_GONE
+        return None
+
+    def handle(self, sock: Sender, data: bytes) -> int | None:
         """Act on one arena message; an exit status ends the session."""
         try:
             msg = parse_arena_message(data)
