@@ -4,25 +4,24 @@ Replays the messages a bot process gets in a tournament (``request``, ``hand_ove
 ``match_over`` of one seat, made by ``arena.referee.Referee`` and the protocol's builders, so
 they are the arena's real bytes) and prints the SDK's CPU per message and per hand:
 
-- in process: ``protocol.client._Session.handle`` over the stream, a socket that keeps nothing
-  (parse, the bot's ``act``, the reply's encoding; no ZeroMQ);
+- in process: ``protocol.client._Session.handle`` over the stream with the checkout's random
+  bot and a socket that keeps nothing (parse, ``act``, the reply's encoding; no socket);
 - live: the random bot (``bots/random``) as a process of its own, unsandboxed, against a ROUTER
   socket here that keeps ``--games`` games in flight (``--games 1``: lock-step) and answers each
   reply with the game's next messages, like the arena's conductor. The bot's CPU (user +
-  system, its ZeroMQ I/O thread included) comes from ``wait4``, exactly; start-up is taken off
-  with a run of no game.
+  system, all its threads) comes from ``wait4``, exactly; its start-up (a run of no game) is
+  taken off and printed apart. The replay ignores the bot's choices (the next request is the
+  recorded one), which the random bot does not notice;
+- whole run (``--whole-run``, instead of the two above): ``arena run`` of three random bots,
+  ``--pairs`` pairs per pairing, ``--max-games --games``, sandboxed as usual; the CPU of every
+  process under it is sampled from ``/proc`` every 20 ms (the bot processes' apart) and divided
+  by the hands played. Sampled, not taken from ``getrusage``: not all of the sandboxed bots'
+  CPU reaches the ``RUSAGE_CHILDREN`` of the process that started the arena (what
+  ``bench/tournament.py`` prints), which came out a fifth to a third below the sampled sum here.
 
 With ``--against DIR`` (another checkout, e.g. ``git worktree add /tmp/base main``) each figure
 is measured for both, interleaved (A B A B ...), and the ratio is printed: the way to tell an
-SDK change's effect on this noisy machine. The replay ignores the bot's choices (the next
-request is the recorded one), which the random bot does not notice.
-
-- whole run (``--whole-run``): ``arena run`` of three random bots, ``--pairs`` pairs per
-  pairing, ``--max-games --games``, sandboxed as usual; the CPU of every process under it is
-  sampled from ``/proc`` every 20 ms (the bot processes' apart) and divided by the hands played.
-  Sampled, not taken from ``getrusage``: the CPU of the sandboxed bots does not all reach the
-  arena's ``RUSAGE_CHILDREN`` (which ``bench/tournament.py`` prints), here a fifth of the
-  tree's less than the sampled sum.
+SDK change's effect on this noisy machine.
 
     .venv/bin/python bench/bot_sdk.py [--against DIR] [--matches 60] [--games 16] [--runs 5]
     .venv/bin/python bench/bot_sdk.py --whole-run [--against DIR] [--pairs 100] [--runs 5]
@@ -114,24 +113,22 @@ def load_client(checkout: Path, alias: str) -> ModuleType:
     return importlib.import_module(f"{alias}.client")
 
 
-def random_bot_class(client: ModuleType) -> Any:
-    """The random bot's policy on ``client``'s ``Bot`` (bots/random/bot.py, without its ``run``)."""
-
-    class RandomBot(client.Bot):  # type: ignore[name-defined,misc]
-        max_games = 16
-
-        def __init__(self, game_id: str, seat: int) -> None:
-            super().__init__(game_id, seat)
-            self.rng = random.Random(f"0:{game_id}:{seat}")
-
-        def act(self, view: dict[str, Any], legal_actions: list[str]) -> str:
-            if "declare" in legal_actions:
-                if view["totals"][view["seat"]] >= 66:
-                    return "declare"
-                legal_actions = [a for a in legal_actions if a != "declare"] or legal_actions
-            return str(self.rng.choice(legal_actions))
-
-    return RandomBot
+def random_bot_class(checkout: Path, client: ModuleType) -> Any:
+    """``checkout``'s random bot (bots/random/bot.py, not run), importing ``client`` as its SDK."""
+    spec = importlib.util.spec_from_file_location(f"random_bot_{id(client)}", checkout / "bots" / "random" / "bot.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    saved = {name: sys.modules.get(name) for name in ("protocol", "protocol.client")}
+    sys.modules["protocol"], sys.modules["protocol.client"] = sys.modules[client.__package__ or ""], client
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        for name, was in saved.items():
+            if was is None:
+                del sys.modules[name]
+            else:
+                sys.modules[name] = was
+    return module.RandomBot
 
 
 class NullSocket:
@@ -141,10 +138,9 @@ class NullSocket:
         pass
 
 
-def in_process_cpu(client: ModuleType, stream: list[bytes]) -> float:
+def in_process_cpu(client: ModuleType, bot_class: Any, stream: list[bytes]) -> float:
     """CPU seconds of one ``_Session.handle`` pass over ``stream`` (a welcome first)."""
-    session = client._Session(random_bot_class(client), client.Settings("ipc:///unused", "t", 16, 0.0),
-                              "random", "1.0", sys.stderr)
+    session = client._Session(bot_class, client.Settings("ipc:///unused", "t", 16, 0.0), "random", "1.0", sys.stderr)
     handle, sock = session.handle, NullSocket()
     handle(sock, make_welcome(16))
     start = time.process_time()
@@ -298,10 +294,11 @@ def main() -> None:
     print(f"{args.matches} matches: {messages} messages to one seat, {hands} hands "
           f"({sum(map(is_request, stream))} requests); A = {checkouts.get('A', '-')}, B = {ROOT}")
     clients = {name: load_client(path, f"protocol_{name.lower()}") for name, path in checkouts.items()}
+    bots = {name: random_bot_class(checkouts[name], client) for name, client in clients.items()}
     inproc: dict[str, list[float]] = {name: [] for name in checkouts}
     for _ in range(max(3, args.runs * 4)):
         for name, client in clients.items():
-            inproc[name].append(in_process_cpu(client, stream))
+            inproc[name].append(in_process_cpu(client, bots[name], stream))
     per = {"us/message": (messages, 1e6), "ms/hand": (hands, 1e3)}
     report("in process (handle)", inproc, per)
     if args.skip_live:
