@@ -9,6 +9,7 @@ the two-letter names (``"AH"``, ``"TC"``, ``"9S"``).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from operator import itemgetter
 
 SUITS = "CDHS"
@@ -81,8 +82,8 @@ def parse_deck(deck: object) -> tuple[int, ...]:
     try:
         if isinstance(deck, (list, tuple)) and len(deck) == 24:
             indices = itemgetter(*deck)(CARD_INDEX)  # the 24 look-ups in one call
-        else:
-            indices = tuple(map(CARD_INDEX.__getitem__, deck))  # type: ignore[call-overload]
+        elif isinstance(deck, Iterable):
+            indices = tuple(CARD_INDEX[name] for name in deck)
     except (KeyError, TypeError):
         pass
     if len(indices) == 24 and len(set(indices)) == 24:
