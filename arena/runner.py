@@ -26,7 +26,7 @@ from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from arena.affinity import cpu_sets, keep_to, usable_cpus
 from arena.botproc import Limits, Manifest, ManifestError, cgroups, fingerprint, load_manifest, resolve_mode
@@ -43,6 +43,8 @@ from arena.sink import Results, StoredTournament, disk_full
 from arena.tournament import ConfigError, TournamentConfig
 
 log = logging.getLogger(__name__)
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
 
 MAX_MATCH_ATTEMPTS = 3  # a void (harness-faulted) match is replayed from its seed at most this often
 MAX_PAIR_ATTEMPTS = 3  # a pair whose own worker failed or died is played at most this often
@@ -315,10 +317,27 @@ def cluster_executor(address: str) -> cf.Executor:
         from distributed import Client
     except ImportError:
         raise ConfigError("cluster mode needs Dask: pip install 'sixty-six-arena[cluster]'") from None
-    client = Client(address, timeout="10s")
-    executor: cf.Executor = client.get_executor()
-    executor.close_client = client  # type: ignore[attr-defined]
-    return executor
+    return ClusterExecutor(Client(address, timeout="10s"))
+
+
+class ClusterExecutor(cf.Executor):
+    """A Dask client's executor that closes the client when it is shut down (and takes, as every
+    executor here does, ``cancel_futures``: Dask's has no such argument)."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self.executor: cf.Executor = client.get_executor()
+
+    def submit(self, fn: Callable[_P, _T], /, *args: _P.args, **kwargs: _P.kwargs) -> cf.Future[_T]:
+        """Run ``fn(*args, **kwargs)`` on the cluster."""
+        return self.executor.submit(fn, *args, **kwargs)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """Stop taking work, then close the client."""
+        try:
+            self.executor.shutdown(wait=wait)
+        finally:
+            self.client.close()
 
 
 def _shutdown(executor: cf.Executor, *, discard: bool) -> None:
@@ -326,13 +345,7 @@ def _shutdown(executor: cf.Executor, *, discard: bool) -> None:
     if discard:
         for process in list(getattr(executor, "_processes", {}).values()):
             process.kill()
-    try:
-        executor.shutdown(wait=not discard, cancel_futures=True)
-    except TypeError:  # Dask's ClientExecutor has no cancel_futures
-        executor.shutdown(wait=not discard)
-    client = getattr(executor, "close_client", None)
-    if client is not None:
-        client.close()
+    executor.shutdown(wait=not discard, cancel_futures=True)
 
 
 # ---------------------------------------------------------------------- the parent

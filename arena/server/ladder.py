@@ -310,10 +310,4 @@ def _shutdown(executor: cf.Executor) -> None:
     """Stop the executor without waiting for pairs in flight (their bots die with the workers)."""
     for process in list((getattr(executor, "_processes", None) or {}).values()):
         process.kill()
-    try:
-        executor.shutdown(wait=False, cancel_futures=True)
-    except TypeError:  # Dask's ClientExecutor has no cancel_futures
-        executor.shutdown(wait=False)
-    client = getattr(executor, "close_client", None)
-    if client is not None:
-        client.close()
+    executor.shutdown(wait=False, cancel_futures=True)
