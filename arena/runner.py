@@ -21,14 +21,13 @@ import signal
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
-from arena.affinity import cpu_sets, keep_to, usable_cpus
 from arena.botproc import Limits, Manifest, ManifestError, cgroups, fingerprint, load_manifest, resolve_mode
 from arena.botproc.fingerprint import runtime_changes, runtime_files
 from arena.engine.deals import DealMode, Deals
@@ -109,17 +108,11 @@ _PR_SET_CHILD_SUBREAPER = 36
 _playing: Any = None
 
 
-def worker_init(playing: Any = None, cpus: Sequence[frozenset[int]] = (), started: Any = None) -> None:
-    """In a local worker: ignore Ctrl-C (the parent handles it), die with the parent, report in
-    ``playing`` (a shared array) which pair this process plays, and keep to the next of the
-    ``cpus`` sets (``started``, a shared counter, numbers the workers as they start)."""
+def worker_init(playing: Any = None) -> None:
+    """In a local worker: ignore Ctrl-C (the parent handles it), die with the parent, and report
+    in ``playing`` (a shared array) which pair this process plays."""
     global _playing
     _playing = playing
-    if cpus and started is not None:
-        with started.get_lock():
-            index = started.value
-            started.value += 1
-        keep_to(cpus[index % len(cpus)])
     forget_held_locks()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent's stop-flag handler is inherited by fork
@@ -299,16 +292,13 @@ def _void_pair(task: PairTask, detail: str) -> PairOutcome:
 # ---------------------------------------------------------------------- executors
 
 
-def local_executor(workers: int, playing: Any = None, *, affinity: bool = False) -> cf.Executor:
+def local_executor(workers: int, playing: Any = None) -> cf.Executor:
     """A fork process pool: made once, before this process opens any ZeroMQ context.
 
-    ``playing``: a shared array the workers fill with the pid that plays each pair. With
-    ``affinity``, each worker (and the bots it starts) keeps to its own CPUs (``arena.affinity``).
+    ``playing``: a shared array the workers fill with the pid that plays each pair.
     """
-    context = multiprocessing.get_context("fork")
-    cpus = cpu_sets(workers, usable_cpus()) if affinity else []
-    return cf.ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=worker_init,
-                                  initargs=(playing, cpus, context.Value("i", 0) if cpus else None))
+    return cf.ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"),
+                                  initializer=worker_init, initargs=(playing,))
 
 
 def cluster_executor(address: str) -> cf.Executor:
@@ -756,7 +746,7 @@ def _factory(config: TournamentConfig, custom: Callable[[], cf.Executor] | None)
         return lambda playing: custom()
     if cluster is not None:
         return lambda playing: cluster_executor(cluster)
-    return lambda playing: local_executor(config.concurrency, playing, affinity=config.affinity)
+    return lambda playing: local_executor(config.concurrency, playing)
 
 
 def _tasks(config: TournamentConfig, entrants: Entrants, pairs: list[Pair]) -> Iterator[PairTask]:

@@ -14,7 +14,6 @@ A tournament file looks like this (every key but ``bots`` is optional)::
     fresh = false                 # new bot processes for every match
     disk_mb = 64                  # what each bot process may write in all (its /tmp and /dev/shm)
     max_games = 16                # games one bot process plays at once, at most (1 = lock-step)
-    affinity = true               # each worker and its bots keep to their own CPUs
 
     [rules]
     profile = "default"           # default | pagat | santase, then any option of docs/rules.md#options
@@ -66,7 +65,7 @@ from arena.engine.records import SprtSettings, TournamentSettings
 DEFAULT_MAX_GAMES = 16  # the most games one bot process plays at once unless a tournament says otherwise
 
 _TOP_KEYS = {"name", "format", "pairs_per_pairing", "seed", "deals", "concurrency", "output", "fault_policy",
-             "sandbox", "fresh", "disk_mb", "max_games", "affinity", "rules", "time_control", "bots", "cluster", "registry", "allow_unvalidated"}
+             "sandbox", "fresh", "disk_mb", "max_games", "rules", "time_control", "bots", "cluster", "registry", "allow_unvalidated"}
 _TIME_KEYS = {"time_limit_ms", "bank_ms", "handshake_ms"}
 _BOT_KEYS = {"path", "name", "registry"}
 
@@ -131,7 +130,6 @@ class TournamentConfig:
     fresh: bool = False
     disk_mb: int = DEFAULT_DISK_BYTES >> 20
     max_games: int = DEFAULT_MAX_GAMES  # a cap on what each bot announces (1 = lock-step)
-    affinity: bool = True  # a local pool's workers, with their bots, each keep to their own CPUs
     profile: str = "default"
     rule_options: tuple[tuple[str, Any], ...] = ()
     time_control: TimeControl = field(default_factory=TimeControl)
@@ -183,7 +181,6 @@ class TournamentConfig:
             "fresh": self.fresh,
             "disk_mb": self.disk_mb,
             "max_games": self.max_games,
-            "affinity": self.affinity,
             "cluster": self.cluster,
             "registry": None if self.registry is None else str(self.registry),
             "allow_unvalidated": self.allow_unvalidated,
@@ -210,7 +207,6 @@ class TournamentConfig:
             fresh=data["fresh"],
             disk_mb=data.get("disk_mb", DEFAULT_DISK_BYTES >> 20),  # stored before the disk bound
             max_games=data.get("max_games", 1),  # stored before multiplexed tournaments
-            affinity=data.get("affinity", True),  # stored before CPU affinity
             profile=data["profile"],
             rule_options=tuple(sorted(data["rule_options"].items())),
             time_control=TimeControl(**data["time_control"]),
@@ -329,7 +325,6 @@ def config_from_dict(data: dict[str, Any], *, where: str, base: Path) -> Tournam
         fresh=_expect(where, "fresh", data.get("fresh", False), bool, "true or false"),
         disk_mb=_checked(where, "'disk_mb'", check_number, "disk_mb", data.get("disk_mb", DEFAULT_DISK_BYTES >> 20)),
         max_games=_checked(where, "'max_games'", check_number, "max_games", data.get("max_games", DEFAULT_MAX_GAMES)),
-        affinity=_expect(where, "affinity", data.get("affinity", True), bool, "true or false"),
         profile=profile,
         rule_options=tuple(sorted(rules_table.items())),
         time_control=time_control,

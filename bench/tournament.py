@@ -21,7 +21,7 @@ checkout's ``__pycache__`` folders, which git ignores): a user's second run find
 ``PYTHONDONTWRITEBYTECODE`` set in the environment, every run would otherwise compile about a
 hundred modules from source, some 0.3 s of the fixed part that no installed arena pays.
 
-    .venv/bin/python bench/tournament.py [--bots 3] [--pairs 300] [--games 16] [--runs 3] [--concurrency 2] [--no-affinity]
+    .venv/bin/python bench/tournament.py [--bots 3] [--pairs 300] [--games 16] [--runs 3] [--concurrency 2]
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def run(out: Path, games: int, args: argparse.Namespace, pairs: int | None = Non
     command = [sys.executable, "-m", "arena.cli", "run", "--bots", *labelled,
                "--pairs", str(pairs or args.pairs), "--public-deals", "--seed", "5", "--concurrency", str(args.concurrency),
                "--max-games", str(games), "--out", str(out), "--quiet", "--allow-unvalidated",
-               "--time-limit-ms", "5000", *(["--no-affinity"] if args.no_affinity else [])]
+               "--time-limit-ms", "5000"]
     before = _children_cpu()
     start = time.perf_counter()
     subprocess.run(command, check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
@@ -90,7 +90,6 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=16, help="--max-games of the multiplexed run")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--concurrency", type=int, default=2)
-    parser.add_argument("--no-affinity", action="store_true", help="both runs with 'arena run --no-affinity'")
     args = parser.parse_args()
     lock: list[Run] = []
     multi: list[Run] = []
@@ -113,8 +112,7 @@ def main() -> None:
     print(f"multiplexed (--max-games {args.games}): {med(r.hands_per_s for r in multi):6.0f} hands/s  "
           f"{med(r.cpu_ms_per_hand for r in multi):.2f} ms CPU/hand")
     print(f"ratio: {med(ratios):.2f}x median of the runs' ratios (range {min(ratios):.2f}-{max(ratios):.2f}x; "
-          f"target >= 3x), concurrency {args.concurrency}{', no affinity' if args.no_affinity else ''}, "
-          f"load {load_average()}")
+          f"target >= 3x), concurrency {args.concurrency}, load {load_average()}")
     beyond = [m.beyond(fixed[1]) / lk.beyond(fixed[0]) for m, lk in zip(multi, lock)]
     print(f"fixed part (one pair per pairing): lock-step {fixed[0]:.1f} s, multiplexed {fixed[1]:.1f} s; beyond it: "
           f"lock-step {med(r.beyond(fixed[0]) for r in lock):.0f} hands/s, multiplexed "

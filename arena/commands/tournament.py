@@ -97,7 +97,6 @@ def _config_from_args(args: argparse.Namespace) -> TournamentConfig:
         sandbox=SandboxMode(args.sandbox) if args.sandbox else None,
         fresh=True if args.fresh else None,
         max_games=args.max_games,
-        affinity=False if args.no_affinity else None,
         cluster=args.cluster,
         time_control=time_control,
         allow_unvalidated=True if args.allow_unvalidated else None,
@@ -203,7 +202,6 @@ def cmd_resume(args: argparse.Namespace) -> int:
     if _say_finished(out):  # nothing changes, and the bots need not be there any more
         return 0
     return _run(config.with_overrides(output=out, concurrency=args.concurrency,
-                                      affinity=False if args.no_affinity else None,
                                       allow_unvalidated=True if args.allow_unvalidated else None), args)
 
 
@@ -304,8 +302,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     run.add_argument("--fresh", action="store_true", help="new bot processes for every match")
     run.add_argument("--max-games", type=_number("max_games"), metavar="N",
                      help="games one bot process plays at once, at most (default 16; 1 = lock-step)")
-    run.add_argument("--no-affinity", action="store_true",
-                     help="let workers and bots run on any CPU (by default each worker keeps to its own, with its bots)")
     run.add_argument("--cluster", type=_cluster, metavar="tcp://HOST:PORT", help="run pairs on a Dask scheduler")
     run.add_argument("--allow-unvalidated", action="store_true",
                      help="let bots that never passed 'arena validate' enter")
@@ -316,7 +312,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     resume = sub.add_parser("resume", help="continue an interrupted tournament")
     resume.add_argument("dir", metavar="DIR")
     resume.add_argument("--concurrency", type=_number("concurrency"))
-    resume.add_argument("--no-affinity", action="store_true", help="let workers and bots run on any CPU")
     resume.add_argument("--allow-unvalidated", action="store_true")
     resume.add_argument("--quiet", action="store_true")
     resume.add_argument("-v", "--verbose", action="store_true")

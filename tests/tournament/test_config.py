@@ -82,13 +82,13 @@ def test_unreadable_tournament_files(tmp_path: Path) -> None:
 
 WRONG_VALUES = ["5", "5.5", "true", "[1]", "{a = 1}", '"x"', "-1", "0"]
 TOP_LEVEL = ["name", "format", "pairs_per_pairing", "seed", "deals", "disk_mb", "concurrency", "output", "fault_policy", "sandbox",
-             "fresh", "affinity", "rules", "time_control", "cluster", "registry", "allow_unvalidated"]
+             "fresh", "rules", "time_control", "cluster", "registry", "allow_unvalidated"]
 
 
 def _accepted(key: str, value: str) -> bool:
     """The few (key, value) combinations above that are valid settings."""
     return (key, value) in {("name", '"x"'), ("pairs_per_pairing", "5"), ("seed", "5"), ("seed", "0"),
-                            ("concurrency", "5"), ("disk_mb", "5"), ("output", '"x"'), ("fresh", "true"), ("affinity", "true"), ("registry", '"x"'),
+                            ("concurrency", "5"), ("disk_mb", "5"), ("output", '"x"'), ("fresh", "true"), ("registry", '"x"'),
                             ("allow_unvalidated", "true")} or (key == "registry" and value == "0")
 
 
