@@ -14,10 +14,10 @@ they are the arena's real bytes) and prints the SDK's CPU per message and per ha
   recorded one), which the random bot does not notice;
 - whole run (``--whole-run``, instead of the two above): ``arena run`` of three random bots,
   ``--pairs`` pairs per pairing, ``--max-games --games``, sandboxed as usual; the CPU of every
-  process under it is sampled from ``/proc`` every 20 ms (the bot processes' apart) and divided
-  by the hands played. Sampled, not taken from ``getrusage``: not all of the sandboxed bots'
-  CPU reaches the ``RUSAGE_CHILDREN`` of the process that started the arena (what
-  ``bench/tournament.py`` prints), which came out a fifth to a third below the sampled sum here.
+  process under it is sampled from ``/proc`` every 20 ms (``machine.run_sampled``; the bot
+  processes' apart) and divided by the hands played. Sampled, not taken from ``getrusage``: not
+  all of the sandboxed bots' CPU reaches the ``RUSAGE_CHILDREN`` of the process that started the
+  arena, which came out a fifth to a third below the sampled sum here.
 
 With ``--against DIR`` (another checkout, e.g. ``git worktree add /tmp/base main``) each figure
 is measured for both, interleaved (A B A B ...), and the ratio is printed: the way to tell an
@@ -45,7 +45,7 @@ from types import ModuleType
 from typing import Any
 
 import zmq
-from machine import load_average  # bench/machine.py: a script's folder is on its import path
+from machine import load_average, run_sampled  # bench/machine.py: a script's folder is on its import path
 
 # bench/protocol.py is named like the ``protocol`` package: keep this folder off the import path.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
@@ -213,45 +213,10 @@ def whole_run(checkout: Path, pairs: int, games: int, out: Path) -> tuple[float,
                *[f"random{i}={checkout / 'bots/random'}" for i in range(3)], "--pairs", str(pairs),
                "--public-deals", "--seed", "5", "--concurrency", "2", "--max-games", str(games), "--out", str(out),
                "--quiet", "--allow-unvalidated", "--time-limit-ms", "5000"]
-    arena = subprocess.Popen(command, cwd=checkout, stdout=subprocess.DEVNULL)
-    cpu: dict[int, tuple[float, bool]] = {}  # pid -> (most CPU seen, is a bot)
-    while arena.poll() is None:
-        for pid, seen in descendants_cpu(arena.pid).items():
-            cpu[pid] = max(cpu.get(pid, seen), seen)
-        time.sleep(0.02)
-    if arena.returncode != 0:
-        raise RuntimeError(f"arena run exited with status {arena.returncode}")
+    tree = run_sampled(command, checkout)
     with sqlite3.connect(out / "arena.sqlite") as con:
         hands = sum(int(n) for (n,) in con.execute("SELECT hands FROM matches"))
-    return sum(s for s, bot in cpu.values() if bot), sum(s for s, _ in cpu.values()), hands
-
-
-def descendants_cpu(root: int) -> dict[int, tuple[float, bool]]:
-    """User + system CPU seconds of every live process under ``root``, and whether it is a bot
-    (a Python process running a ``bot.py``)."""
-    tick = os.sysconf("SC_CLK_TCK")
-    parent: dict[int, int] = {}
-    stats: dict[int, tuple[float, bool]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            raw = Path(f"/proc/{entry}/stat").read_text()
-            name, fields = raw[raw.index("(") + 1:raw.rindex(")")], raw[raw.rindex(")") + 2:].split()
-            argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
-        except (OSError, ValueError):
-            continue  # gone meanwhile
-        parent[int(entry)] = int(fields[1])
-        bot = name.startswith("python") and any(arg.endswith(b"bot.py") for arg in argv)
-        stats[int(entry)] = ((int(fields[11]) + int(fields[12])) / tick, bot)
-    under: dict[int, tuple[float, bool]] = {}
-    for pid, stat in stats.items():
-        ancestor = parent.get(pid, 0)
-        while ancestor > 1 and ancestor != root:
-            ancestor = parent.get(ancestor, 0)
-        if ancestor == root:
-            under[pid] = stat
-    return under
+    return tree.bots_s, tree.cpu_s, hands
 
 
 def whole_runs(checkouts: dict[str, Path], args: argparse.Namespace) -> None:

@@ -3,8 +3,8 @@
 Plays the same round robin of random bots (public deals, one seed) through the real command
 line, lock-step then multiplexed, ``--runs`` times, and prints for each run the hands/s of the
 whole run (start-up, sandboxes, storing, ratings and the leaderboard included), the CPU
-milliseconds per hand of the whole process tree (arena and bots: unlike hands/s, it hardly
-moves when other work shares the machine), and the ratio of the two runs side by side. Then
+milliseconds per hand of the whole process tree (arena and bots, sampled from /proc every 20 ms
+by ``machine.run_sampled``), and the ratio of the two runs side by side. Then
 the medians. The two stored results are checked equal match by match.
 
 A run pays a second or two that do not depend on its length (imports, eight sandboxed bot
@@ -27,17 +27,15 @@ hundred modules from source, some 0.3 s of the fixed part that no installed aren
 from __future__ import annotations
 
 import argparse
-import resource
 import sqlite3
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from machine import load_average  # bench/machine.py: a script's folder is on its import path
+from machine import load_average, run_sampled  # bench/machine.py: a script's folder is on its import path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("arena", "protocol", "results", "botkit")  # what the arena and the bots' SDK import
@@ -66,21 +64,11 @@ def run(out: Path, games: int, args: argparse.Namespace, pairs: int | None = Non
                "--pairs", str(pairs or args.pairs), "--public-deals", "--seed", "5", "--concurrency", str(args.concurrency),
                "--max-games", str(games), "--out", str(out), "--quiet", "--allow-unvalidated",
                "--time-limit-ms", "5000"]
-    before = _children_cpu()
-    start = time.perf_counter()
-    subprocess.run(command, check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
-    seconds = time.perf_counter() - start
-    cpu = _children_cpu() - before
+    tree = run_sampled(command, ROOT)
     with sqlite3.connect(out / "arena.sqlite") as con:
         matches = con.execute(MATCHES).fetchall()
     hands = sum(int(row[-1]) for row in matches)
-    return Run(hands / seconds, cpu / hands * 1000.0, matches, hands, seconds)
-
-
-def _children_cpu() -> float:
-    """CPU seconds of every finished descendant (the bots' sandboxes are reaped up the tree)."""
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
+    return Run(hands / tree.seconds, tree.cpu_s / hands * 1000.0, matches, hands, tree.seconds)
 
 
 def main() -> None:
