@@ -44,8 +44,13 @@ class _Pending:
     budget_s: float
     request: bytes
     cpu_ns: int | None = None  # the bot's CPU counter when the request was sent
-    sent_at: float = 0.0  # both set when the round's messages go out (``_flush``)
+    sent_at: float | None = None  # both set when the round's messages go out (``_flush``)
     deadline: float = math.inf
+    settled: bool = False  # answered or faulted (a request settled before its round's flush is not sent)
+
+    def elapsed(self, now: float) -> float | None:
+        """Seconds since the request went out; None while it is queued."""
+        return None if self.sent_at is None else now - self.sent_at
 
 
 @dataclass(slots=True)
@@ -160,9 +165,9 @@ class _Conductor:
     def _admit(self) -> None:
         """Between poll rounds (never mid-dispatch): stop polling the sessions no game in play
         uses, tell the feed which games ended, then start what it admits, until it admits none."""
-        self._flush()  # the ended games' last messages, before the feed may close their processes
-        self._freeze_idle()  # the feed may close processes or start and greet new ones
         while True:
+            self._flush()  # the ended games' last messages (each pass), before the feed may close their processes
+            self._freeze_idle()  # the feed may close processes or start and greet new ones
             in_use = {id(s) for game in self.playing for s in game.sessions}
             for session in [s for s in self.sessions if id(s) not in in_use]:
                 self._forget(session)
@@ -210,6 +215,7 @@ class _Conductor:
     def _settle(self, session: BotSession, key: tuple[int, int]) -> _Pending:
         """The request ``key`` is answered or faulted; a link that owes nothing is not polled."""
         pending = self.pending.pop(key)
+        pending.settled = True
         owed = self.owed[id(session)] - 1
         self.owed[id(session)] = owed
         if owed == 0:
@@ -252,6 +258,8 @@ class _Conductor:
             lost: list[BotSession] = []
             for session, payload, pending in outbox:
                 if pending is not None:
+                    if pending.settled:  # faulted while queued (e.g. its link sent garbage): never sent
+                        continue
                     pending.sent_at, pending.deadline = now, now + pending.budget_s
                 if session.alive and session not in lost and not session.send(payload):
                     lost.append(session)
@@ -293,7 +301,7 @@ class _Conductor:
             return
         key = (id(session), reply.seq)
         pending = self.pending.get(key)
-        if pending is None or pending.game.referee.match_id != reply.game_id:
+        if pending is None or pending.sent_at is None or pending.game.referee.match_id != reply.game_id:
             session.dropped_replies += 1
             log.info("dropped a reply from %s with seq %s (never issued or stale)", session.name, reply.seq)
             return
@@ -318,6 +326,8 @@ class _Conductor:
         a moment for the exit, so what the round queued is sent and the bots that answered are
         frozen first)."""
         self._flush()
+        if not session.alive:  # the flush found it lost already
+            return
         self._freeze_idle()
         self._lose(session, session.classify_loss())
 
@@ -345,7 +355,7 @@ class _Conductor:
         base = death or session.death or Fault(FaultKind.CRASH, None, session.name, "bot process is gone")
         return game.referee.fault_record(
             base.kind, seat, base.detail, request=pending.request if pending else None, reply=base.reply,
-            elapsed_s=now - pending.sent_at if pending else None, dropped_replies=session.dropped_replies,
+            elapsed_s=pending.elapsed(now) if pending else None, dropped_replies=session.dropped_replies,
             exit=base.exit, stderr_tail=base.stderr_tail,
         )
 
@@ -375,7 +385,7 @@ class _Conductor:
         game = pending.game
         game.waiting = False
         fault = game.referee.fault_record(
-            kind, pending.seat, detail, request=pending.request, reply=raw, elapsed_s=now - pending.sent_at,
+            kind, pending.seat, detail, request=pending.request, reply=raw, elapsed_s=pending.elapsed(now),
             dropped_replies=session.dropped_replies, stderr_tail=session.stderr_tail(),
         )
         self._deliver_notices(game, game.referee.fault(fault))

@@ -223,6 +223,22 @@ def test_replayflood_pays_for_its_stale_replies_alone(make_pool: Callable[..., R
     assert all(s.foreign_frames == 0 for s in pool.handed_out)
 
 
+def test_presend_answers_to_requests_not_yet_sent_are_never_taken(make_pool: Callable[..., RecordingPool]) -> None:
+    """A guessed reply to the next ``seq``, read while that request is still queued, is dropped
+    as never issued: no clock that never started is charged (a fault's elapsed time is a real
+    one), and only the attacker can be charged at all (a guess it made that arrived after its
+    request was sent is its own answer)."""
+    pool = make_pool()
+    bot = hostile("presend")
+    outcomes = play_both_seats(pool, bot, load_manifest(RANDOM))
+    for outcome in outcomes:
+        for fault in outcome.faults:
+            assert fault.seat is not None and outcome.names[fault.seat] == "presend", fault
+            assert fault.elapsed_ms is None or fault.elapsed_ms < 60_000, f"a clock that never ran: {fault}"
+    assert int(wait_for_stderr(pool.sessions_of(bot), r"presend: sent (\d+)")[1]) > 0
+    assert all(s.foreign_frames == 0 for s in pool.handed_out)
+
+
 @pytest.mark.parametrize("name, evidence", [
     ("monitorflood", r"monitorflood: connected (0) refused (20000)"),
     ("fdflood", r"fdflood: child connected (0) refused (240)"),
