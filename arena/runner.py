@@ -330,10 +330,11 @@ class ClusterExecutor(cf.Executor):
             self.client.close()
 
 
-def _shutdown(executor: cf.Executor, *, discard: bool) -> None:
-    """Stop the executor; ``discard`` also kills local workers still playing (their bots die with them)."""
+def shutdown_executor(executor: cf.Executor, *, discard: bool) -> None:
+    """Stop the executor; ``discard`` also kills local workers still playing (their bots die with
+    them) and does not wait for them."""
     if discard:
-        for process in list(getattr(executor, "_processes", {}).values()):
+        for process in list((getattr(executor, "_processes", None) or {}).values()):  # None once shut down
             process.kill()
     executor.shutdown(wait=not discard, cancel_futures=True)
 
@@ -658,7 +659,7 @@ class PairScheduler:
             else:
                 self.todo.appendleft(lost_task)
         self.workers |= worker_pids(self.executor)
-        _shutdown(self.executor, discard=True)
+        shutdown_executor(self.executor, discard=True)
         self.groups.clear_launched_by(self.workers)
         renew_forwarding()
         self.executor = self.factory(self.playing)
@@ -679,7 +680,7 @@ class PairScheduler:
     def _finish(self) -> None:
         self.bar.close()
         self.workers |= worker_pids(self.executor)
-        _shutdown(self.executor, discard=bool(self.in_flight))
+        shutdown_executor(self.executor, discard=bool(self.in_flight))
         self.groups.clear_launched_by(self.workers)
         if self.adopt_orphans:
             reap_strays(self.workers)

@@ -37,7 +37,7 @@ from arena.engine import Rules
 from arena.engine.records import EntrantRecord, PairOutcome, TournamentSettings
 from arena.faults import FaultPolicy
 from arena.matchplay import MatchSettings
-from arena.runner import PairTask, play_pair, worker_init
+from arena.runner import PairTask, play_pair, shutdown_executor, worker_init
 from arena.schedule import new_key
 from arena.server import settle
 from arena.server.config import ServerConfig
@@ -183,7 +183,7 @@ class _Loop:
             while not self.ladder.stopping.is_set():
                 if settle.wanted(self.db):
                     if not self.in_flight:  # the ladder's pairs in flight finish first
-                        _shutdown(executor)
+                        shutdown_executor(executor, discard=True)
                         self._settle()
                         executor = self.ladder.factory()
                         continue
@@ -201,7 +201,7 @@ class _Loop:
                         executor = self._renew(executor)
                         break
         finally:
-            _shutdown(executor)
+            shutdown_executor(executor, discard=True)
 
     def _settle(self) -> None:
         """Play the settle phase; a failure is recorded in its state and the ladder goes on."""
@@ -290,7 +290,7 @@ class _Loop:
                 log.error("ladder: pair %d failed %d times; it is left unplayed", task.pair_index, MAX_PAIR_ATTEMPTS)
 
     def _renew(self, executor: cf.Executor) -> cf.Executor:
-        _shutdown(executor)
+        shutdown_executor(executor, discard=True)
         return self.ladder.factory()
 
     def _entrants(self, index: int) -> tuple[int, int]:
@@ -304,10 +304,3 @@ class _Loop:
 
 def _key(a: int, b: int) -> Pairing:
     return (a, b) if a < b else (b, a)
-
-
-def _shutdown(executor: cf.Executor) -> None:
-    """Stop the executor without waiting for pairs in flight (their bots die with the workers)."""
-    for process in list((getattr(executor, "_processes", None) or {}).values()):
-        process.kill()
-    executor.shutdown(wait=False, cancel_futures=True)
