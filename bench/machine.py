@@ -50,8 +50,8 @@ def run_sampled(command: list[str], cwd: Path) -> TreeRun:
 
 
 def descendants_cpu(root: int) -> dict[int, tuple[float, bool]]:
-    """User + system CPU seconds of every live process under ``root``, and whether it is a bot
-    (a Python process running a ``bot.py``)."""
+    """User + system CPU seconds of ``root`` and every live process under it, and whether each is
+    a bot (a Python process running a ``bot.py``)."""
     tick = os.sysconf("SC_CLK_TCK")
     parent: dict[int, int] = {}
     stats: dict[int, tuple[float, bool]] = {}
@@ -69,7 +69,7 @@ def descendants_cpu(root: int) -> dict[int, tuple[float, bool]]:
         stats[int(entry)] = ((int(fields[11]) + int(fields[12])) / tick, bot)
     under: dict[int, tuple[float, bool]] = {}
     for pid, stat in stats.items():
-        ancestor = parent.get(pid, 0)
+        ancestor = pid
         while ancestor > 1 and ancestor != root:
             ancestor = parent.get(ancestor, 0)
         if ancestor == root:
