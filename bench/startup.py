@@ -4,9 +4,9 @@ Plays bench/tournament.py's round robin (three random bots, public deals, seed 5
 per pairing, ``--runs`` times, through the real command line, and prints the median of:
 
 - the wall seconds of the whole command (what bench/tournament.py calls the fixed part);
-- the CPU seconds of the arena's own processes (the runner and its workers; the bots' sandboxes
-  are reaped inside bubblewrap and not counted), which hardly move when other work shares
-  the machine;
+- the CPU seconds of the command's whole process tree (the runner, its workers, the sandboxes
+  and the bots in them, sampled from /proc every 20 ms by ``machine.run_sampled``), and of the
+  bots alone, which move less than wall time when other work shares the machine;
 - where the wall time goes, read from the run's own log (millisecond timestamps):
   ``start-up`` (command start to the first bot launched: the interpreter, imports, the results
   database, the watchdog, the workers forked), ``bots`` (to the last bot ready: sandboxes and
@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import re
-import resource
 import statistics
 import subprocess
 import tempfile
@@ -33,7 +32,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from machine import load_average  # bench/machine.py: a script's folder is on its import path
+from machine import load_average, run_sampled  # bench/machine.py: a script's folder is on its import path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("arena", "protocol", "results", "botkit")
@@ -43,10 +42,12 @@ _STAMP = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) \S+ (\S+) ")
 
 @dataclass(frozen=True)
 class Run:
-    """One ``arena run``: its wall and CPU seconds and the seconds of each phase."""
+    """One ``arena run``: its wall seconds, the CPU seconds of its process tree and of the bots in
+    it, and the seconds of each phase."""
 
     wall: float
     cpu: float
+    bots_cpu: float
     phases: tuple[float, ...]
 
 
@@ -56,11 +57,10 @@ def one_run(checkout: Path, out: Path, max_games: int) -> Run:
     command = [str(checkout / ".venv/bin/python"), "-m", "arena.cli", "run", "--bots", *bots, "--pairs", "1",
                "--public-deals", "--seed", "5", "--concurrency", "2", "--max-games", str(max_games),
                "--out", str(out), "--quiet", "--allow-unvalidated", "--time-limit-ms", "5000"]
-    before = _children_cpu()
-    start = time.time()
-    subprocess.run(command, check=True, cwd=checkout, stdout=subprocess.DEVNULL)
+    start = time.time()  # the epoch, as the log's timestamps
+    tree = run_sampled(command, checkout)
     end = time.time()
-    return Run(end - start, _children_cpu() - before, _phases(out / "arena.log", start, end))
+    return Run(end - start, tree.cpu_s, tree.bots_s, _phases(out / "arena.log", start, end))
 
 
 def _phases(log: Path, start: float, end: float) -> tuple[float, ...]:
@@ -85,18 +85,13 @@ def _phases(log: Path, start: float, end: float) -> tuple[float, ...]:
     return tuple(b - a for a, b in zip(marks, marks[1:]))
 
 
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
 def summary(name: str, runs: list[Run], max_games: int) -> str:
     """One line of medians."""
     med = statistics.median
     phases = ", ".join(f"{phase} {med(r.phases[i] for r in runs):.2f}" for i, phase in enumerate(PHASES))
     return (f"{name}: --max-games {max_games}: {med(r.wall for r in runs):.2f} s wall (range "
             f"{min(r.wall for r in runs):.2f}-{max(r.wall for r in runs):.2f}), {med(r.cpu for r in runs):.2f} s CPU "
-            f"of the arena's processes; {phases} (s, medians of {len(runs)})")
+            f"of the process tree, {med(r.bots_cpu for r in runs):.2f} s of it the bots'; {phases} (s, medians of {len(runs)})")
 
 
 def main() -> None:
