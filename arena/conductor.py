@@ -3,9 +3,17 @@
 Any number of matches run at once; each seat is a ``BotSession``. A session with
 ``max_games > 1`` may serve several matches interleaved (requests carry ``game_id`` and a
 per-link ``seq``). A ``GameFeed`` may admit new matches whenever one ends (refill), so the
-processes stay busy until the feed runs dry instead of waiting for the longest match. Replies are matched by ``seq``; a stale or never-issued ``seq`` is dropped
-and counted, so a late answer becomes a clean timeout. Deaths and link resets become faults
-for every match the session was in.
+processes stay busy until the feed runs dry instead of waiting for the longest match. Replies
+are matched by ``seq``; a stale or never-issued ``seq`` is dropped and counted, so a late
+answer becomes a clean timeout. Deaths and link resets become faults for every match the
+session was in.
+
+Nothing a bot does makes the loop wait with other bots' clocks running. A match may be
+admitted on processes still starting: their handshakes are steps of this same loop
+(``BotSession.shake``), each within its own limit, and the match's first request goes out once
+both seats are greeted, while the other matches play on. What the loop does between rounds
+(the feed starting and closing processes, or waiting a moment to tell a crash from a
+disconnect) stops the clocks of the requests out meanwhile (``_stopped_clocks``).
 
 Fair polling: a session's link is polled only while it owes an answer (``_owe`` and
 ``_settle`` mark those moments), so whatever a bot sends while its opponent thinks waits in
@@ -20,7 +28,8 @@ import itertools
 import logging
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -44,7 +53,7 @@ class _Pending:
     budget_s: float
     request: bytes
     cpu_ns: int | None = None  # the bot's CPU counter when the request was sent
-    sent_at: float | None = None  # both set when the round's messages go out (``_flush``)
+    sent_at: float | None = None  # both set when the round's messages go out (``_flush``), the bot thawed then
     deadline: float = math.inf
     settled: bool = False  # answered or faulted (a request settled before its round's flush is not sent)
 
@@ -58,6 +67,7 @@ class _Game:
     referee: Refereeing
     sessions: tuple[BotSession, BotSession]
     waiting: bool = False
+    seating: bool = False  # a seat's process is still starting: the first request waits for its hello
     done: bool = False
     notices: list[Notice] = field(default_factory=list)
 
@@ -109,6 +119,8 @@ class _Conductor:
         self.playing: list[_Game] = []  # admitted and not ended
         self.ended: list[_Game] = []  # ended, not yet reported to the feed
         self.sessions: list[BotSession] = []  # the sessions of the games in play
+        self.starting: list[BotSession] = []  # those of them still shaking hands
+        self.greeted = False  # a handshake ended since the feed was last asked (a process may have room)
         self.pending: dict[tuple[int, int], _Pending] = {}  # (id(session), seq) -> request
         self.owed: dict[int, int] = {}  # id(session) -> requests it has not answered yet
         self.poller = zmq.Poller()
@@ -134,9 +146,13 @@ class _Conductor:
             now = time.monotonic()
             for sock, _ in events:
                 session, is_monitor = self.by_socket[sock]
+                if session.starting:
+                    self._shake(session, now)
+                    continue
                 if is_monitor:
                     if session.link_lost() and session.alive:
                         self._lost(session)
+                        now = time.monotonic()  # the clocks stopped during its wait: read what comes next at the time
                     continue
                 for raw in session.receive(RECEIVE_BATCH):
                     if not session.alive:
@@ -146,9 +162,9 @@ class _Conductor:
             now = time.monotonic()
             self._expire(now)
             if not events or now >= next_liveness:  # also while a busy link keeps the poll awake
-                self._check_liveness()
+                self._check_liveness(now)
                 next_liveness = now + _LIVENESS_S
-            if self.ended:
+            if self.ended or self.greeted:
                 self._admit()
         self._flush()  # the last matches' match_over
 
@@ -164,17 +180,20 @@ class _Conductor:
 
     def _admit(self) -> None:
         """Between poll rounds (never mid-dispatch): stop polling the sessions no game in play
-        uses, tell the feed which games ended, then start what it admits, until it admits none."""
+        uses, tell the feed which games ended, then start what it admits, until it admits none.
+        The clocks of the requests out stop meanwhile: the feed may start and close processes."""
+        self.greeted = False
         while True:
             self._flush()  # the ended games' last messages (each pass), before the feed may close their processes
-            self._freeze_idle()  # the feed may close processes or start and greet new ones
+            self._freeze_idle()  # the feed may close processes or start new ones
             in_use = {id(s) for game in self.playing for s in game.sessions}
             for session in [s for s in self.sessions if id(s) not in in_use]:
                 self._forget(session)
-            for game in self.ended:
-                self.feed.ended((game.referee, game.sessions), game.referee.outcome())
-            self.ended.clear()
-            games = [_Game(referee, sessions) for referee, sessions in self.feed.admit(len(self.playing))]
+            with self._stopped_clocks():
+                for game in self.ended:
+                    self.feed.ended((game.referee, game.sessions), game.referee.outcome())
+                self.ended.clear()
+                games = [_Game(referee, sessions) for referee, sessions in self.feed.admit(len(self.playing))]
             if not games:
                 return
             for game in games:
@@ -183,24 +202,60 @@ class _Conductor:
                 for session in game.sessions:
                     if session not in self.sessions:
                         self._watch(session)
+                game.seating = any(session.starting for session in game.sessions)
             for game in games:
                 self._dispatch(game)
+
+    @contextmanager
+    def _stopped_clocks(self) -> Iterator[None]:
+        """The time spent inside is nobody's: the requests out get it back (their clocks start
+        that much later and their deadlines move as far)."""
+        began = time.monotonic()
+        try:
+            yield
+        finally:
+            spent = time.monotonic() - began
+            for pending in self.pending.values():
+                if pending.sent_at is not None:
+                    pending.sent_at += spent
+                    pending.deadline += spent
 
     def _watch(self, session: BotSession) -> None:
         self.sessions.append(session)
         self.poller.register(session.monitor, zmq.POLLIN)
         self.by_socket[session.socket] = (session, False)
         self.by_socket[session.monitor] = (session, True)
+        if session.starting:  # its hello is read on its link
+            self.starting.append(session)
+            self.poller.register(session.socket, zmq.POLLIN)
 
     def _forget(self, session: BotSession) -> None:
         """Stop polling a session no game in play uses (the feed may close it next)."""
         self.sessions.remove(session)
         self.poller.unregister(session.monitor)
-        if self.owed.pop(id(session), 0):
+        if session in self.starting:
+            self.starting.remove(session)
+            self.poller.unregister(session.socket)
+        elif self.owed.pop(id(session), 0):
             self.poller.unregister(session.socket)
         for key in [k for k in self.pending if k[0] == id(session)]:
             del self.pending[key]
         del self.by_socket[session.socket], self.by_socket[session.monitor]
+
+    # ------------------------------------------------------------------ greeting
+
+    def _shake(self, session: BotSession, now: float) -> None:
+        """A step of a starting session's handshake; once it ends (welcomed or dead), the games
+        it seats whose seats are all greeted send their first request."""
+        if session.shake(now):
+            return
+        self.starting.remove(session)
+        self.poller.unregister(session.socket)  # polled again while it owes an answer
+        self.greeted = True
+        for game in list(self.playing):
+            if game.seating and session in game.sessions and not any(s.starting for s in game.sessions):
+                game.seating = False
+                self._dispatch(game)
 
     # ------------------------------------------------------------------ owing
 
@@ -225,7 +280,9 @@ class _Conductor:
     # ------------------------------------------------------------------ sending
 
     def _dispatch(self, game: _Game) -> None:
-        """Send the game's next request, or finish it."""
+        """Send the game's next request, or finish it (once its seats are greeted)."""
+        if game.seating:
+            return
         if game.notices:
             self._deliver(game)
         decision = game.referee.decision()
@@ -236,14 +293,13 @@ class _Conductor:
             return
         session = game.sessions[decision.seat]
         if not session.alive:
-            self._deliver_notices(game, game.referee.fault(self._charge(session, decision.seat, game)))
+            game.notices += game.referee.fault(self._charge(session, decision.seat, game))
             self._dispatch(game)
             return
         seq = session.next_seq()
         payload = make_request(seq, decision.match_id, decision.seat, decision.view, decision.legal_actions,
                                decision.time_limit_ms, decision.bank_ms)
-        cpu_ns = session.begin_request(self.round)
-        pending = _Pending(game, decision.seat, decision.budget_s, payload, cpu_ns)
+        pending = _Pending(game, decision.seat, decision.budget_s, payload)
         self._owe(session, (id(session), seq), pending)
         self.outbox.append((session, payload, pending))
         game.waiting = True
@@ -260,16 +316,13 @@ class _Conductor:
                 if pending is not None:
                     if pending.settled:  # faulted while queued (e.g. its link sent garbage): never sent
                         continue
+                    pending.cpu_ns = session.begin_request(self.round)
                     pending.sent_at, pending.deadline = now, now + pending.budget_s
                 if session.alive and session not in lost and not session.send(payload):
                     lost.append(session)
             for session in lost:  # after the batch: what a loss queues goes after what was queued before it
                 if session.alive:
                     self._lost(session)
-
-    def _deliver_notices(self, game: _Game, notices: list[Notice]) -> None:
-        game.notices.extend(notices)
-        self._deliver(game)
 
     def _deliver(self, game: _Game) -> None:
         match_id = game.referee.match_id
@@ -311,8 +364,8 @@ class _Conductor:
         cpu_ns = session.end_request(self.round)
         self.answered.append(session)
         cpu_s = None if cpu_ns is None or pending.cpu_ns is None else (cpu_ns - pending.cpu_ns) / 1e9
-        self._deliver_notices(game, game.referee.answer(reply.action, now - pending.sent_at, raw, cpu_s=cpu_s,
-                                                        request=pending.request, stderr_tail=session.stderr_tail))
+        game.notices += game.referee.answer(reply.action, now - pending.sent_at, raw, cpu_s=cpu_s,
+                                            request=pending.request, stderr_tail=session.stderr_tail)
         self._dispatch(game)
 
     def _fault_pending(self, session: BotSession, kind: FaultKind, detail: str, raw: bytes | None,
@@ -329,7 +382,9 @@ class _Conductor:
         if not session.alive:  # the flush found it lost already
             return
         self._freeze_idle()
-        self._lose(session, session.classify_loss())
+        with self._stopped_clocks():
+            death = session.classify_loss()
+        self._lose(session, death)
 
     def _lose(self, session: BotSession, death: Fault) -> None:
         """The session is dead: every unfinished game it plays in gets the fault."""
@@ -346,7 +401,7 @@ class _Conductor:
             if game.waiting:
                 continue  # the other seat is thinking; the fault lands when this seat is asked
             fault = self._charge(session, seat, game, death, owed.get(id(game)), now)
-            self._deliver_notices(game, game.referee.fault(fault))
+            game.notices += game.referee.fault(fault)
             self._dispatch(game)
 
     def _charge(self, session: BotSession, seat: int, game: _Game, death: Fault | None = None,
@@ -364,9 +419,13 @@ class _Conductor:
     def _next_wait(self) -> float:
         now = time.monotonic()
         nearest = min((p.deadline for p in self.pending.values()), default=now + _LIVENESS_S)
+        if self.starting:
+            nearest = min(nearest, min(s.handshake.deadline for s in self.starting))
         return max(0.0, min(nearest - now, _LIVENESS_S))
 
     def _expire(self, now: float) -> None:
+        for session in [s for s in self.starting if now >= s.handshake.deadline]:
+            self._shake(session, now)  # its hello may still be waiting: read before the deadline is enforced
         for key, pending in list(self.pending.items()):
             if pending.deadline > now or key not in self.pending:
                 continue
@@ -380,7 +439,8 @@ class _Conductor:
                        now: float, raw: bytes | None = None) -> None:
         """Charge ``kind`` to the seat that owes the answer to the request ``key``."""
         pending = self._settle(session, key)
-        session.end_request(self.round)
+        if pending.sent_at is not None:  # it was thawed for it
+            session.end_request(self.round)
         session.freeze_if_idle()  # at once: a bot that timed out may well be computing still
         game = pending.game
         game.waiting = False
@@ -388,10 +448,12 @@ class _Conductor:
             kind, pending.seat, detail, request=pending.request, reply=raw, elapsed_s=pending.elapsed(now),
             dropped_replies=session.dropped_replies, stderr_tail=session.stderr_tail(),
         )
-        self._deliver_notices(game, game.referee.fault(fault))
+        game.notices += game.referee.fault(fault)
         self._dispatch(game)
 
-    def _check_liveness(self) -> None:
+    def _check_liveness(self, now: float) -> None:
+        for session in list(self.starting):  # a bot that exits without a word wakes no socket
+            self._shake(session, now)
         for session in self.sessions:
             if session.alive and session.exited():
                 self._lost(session)

@@ -28,7 +28,7 @@ from arena.engine import Rules
 from arena.engine.records import Fault, FaultKind, MatchOutcome
 from arena.faults import FaultPolicy
 from arena.referee import Referee, Refereeing
-from arena.session import BotSession, Launch, close_sessions, greet, launch_session, raise_descriptor_limit
+from arena.session import BotSession, close_sessions, greet, launch_session, raise_descriptor_limit
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +75,7 @@ class SessionPool:
         self.idle: list[BotSession] = []  # sessions that may take games
         self.retiring: list[BotSession] = []  # sessions that take no new game, closed when they play none
         self._started = 0
-        self._prepared: list[BotSession] = []  # sessions prepare() started, not yet handed out
+        self._rules = settings.rules.to_dict()  # what every welcome carries
 
     def __enter__(self) -> SessionPool:
         return self
@@ -85,52 +85,56 @@ class SessionPool:
 
     def find(self, manifest: Manifest, pair_key: Hashable | None = None, *, exclude: tuple[BotSession, ...] = (),
              room: bool = True) -> BotSession | None:
-        """A live session of ``manifest``'s bot that has not served ``pair_key``, is not in
-        ``exclude`` and (with ``room``) plays fewer games than it was granted; None if there is none."""
+        """A live or starting session of ``manifest``'s bot that has not served ``pair_key``, is not
+        in ``exclude`` and (with ``room``) plays fewer games than it was granted; None if there is
+        none. A starting session has room for one game: its grant is known from its hello."""
         for session in self.idle:
-            if (session.manifest == manifest and session.alive and session not in exclude
+            if (session.manifest == manifest and (session.alive or session.starting) and session not in exclude
                     and (not room or session.load < session.max_games)
                     and (pair_key is None or pair_key not in session.served_pairs)):
                 return session
         return None
 
-    def prepare(self, manifests: tuple[Manifest, Manifest], pair_key: Hashable | None = None) -> None:
-        """Start the processes that acquiring both seats of a match (seat 0 first) will need, and
-        shake hands with them, together: Python bots take a fifth of a second to start, so two
-        at once instead of one after the other. ``acquire`` hands them out."""
-        first = self.find(manifests[0], pair_key)
-        second = self.find(manifests[1], pair_key, exclude=(first,) if first else ())
-        launches = [self._launch(m) for m, found in zip(manifests, (first, second)) if found is None]
-        if launches:  # (every match asks; most find their processes running)
-            self._prepared += [launch.session for launch in launches]
-            greet(launches, rules=self.settings.rules.to_dict())
+    def seat(self, manifests: tuple[Manifest, Manifest], pair_key: Hashable | None = None) -> tuple[BotSession, BotSession]:
+        """Sessions for both seats of a match (seat 0 = ``manifests[0]``) that did not serve
+        ``pair_key``; one never plays both. Where none has room a new process starts, and both
+        a match needs start together (Python bots take a fifth of a second). A new session is
+        still starting: the conductor that plays the match greets it in its poll loop."""
+        first = self.take(manifests[0], pair_key)
+        try:
+            return first, self.take(manifests[1], pair_key, exclude=(first,))
+        except BaseException:
+            self.release(first, faulted=False)
+            raise
 
     def acquire(self, manifest: Manifest, pair_key: Hashable | None = None, *,
                 exclude: tuple[BotSession, ...] = ()) -> BotSession:
         """A ready session of ``manifest``'s bot that has not served ``pair_key`` and is not in
         ``exclude`` (the other seat's session: one process never plays both seats of a match);
-        a new one (one ``prepare`` started, if any) if none has room."""
+        a new one, greeted before it is returned, if none has room."""
+        session = self.take(manifest, pair_key, exclude=exclude)
+        greet([session])
+        return session
+
+    def take(self, manifest: Manifest, pair_key: Hashable | None = None, *,
+             exclude: tuple[BotSession, ...] = ()) -> BotSession:
+        """``acquire`` without the handshake: a new session is returned still starting (the
+        conductor that plays its match greets it)."""
         session = self.find(manifest, pair_key, exclude=exclude)
         if session is None:
-            session = next((s for s in self._prepared if s.manifest == manifest), None)
-            if session is None:
-                launch = self._launch(manifest)
-                greet([launch], rules=self.settings.rules.to_dict())
-                session = launch.session
-            else:
-                self._prepared.remove(session)
+            session = self._launch(manifest)
             self.idle.append(session)
         session.load += 1
         if pair_key is not None:
             session.served_pairs.add(pair_key)
         return session
 
-    def _launch(self, manifest: Manifest) -> Launch:
+    def _launch(self, manifest: Manifest) -> BotSession:
         self._started += 1
         return launch_session(
             manifest, self.ctx, socket_dir=self.socket_dir, run_dir=self.run_dir,
             handshake_s=self.settings.time_control.handshake_ms / 1000.0,
-            max_games=min(self.settings.max_games, manifest.max_games),
+            max_games=min(self.settings.max_games, manifest.max_games), rules=self._rules,
             limits=self.settings.limits, sandbox=self.settings.sandbox, index=self._started,
         )
 
@@ -148,8 +152,7 @@ class SessionPool:
 
     def close(self) -> None:
         """Shut every session down, then the context and the socket folder."""
-        close_sessions(self.idle + self.retiring + self._prepared)
-        self._prepared.clear()
+        close_sessions(self.idle + self.retiring)
         self.idle.clear()
         self.retiring.clear()
         self.ctx.term()
@@ -228,7 +231,7 @@ class _Refill:
             could = pool.find(a, key, room=False)
             if not alone and could is not None and pool.find(b, key, exclude=(could,), room=False) is not None:
                 return None
-        return _acquire_both(pool, spec)
+        return pool.seat(spec.manifests, spec.pair_key)
 
     def ended(self, seated: tuple[Refereeing, tuple[BotSession, BotSession]], outcome: MatchOutcome) -> None:
         i, referee, sessions = self.seated.pop(id(seated[0]))
@@ -238,17 +241,6 @@ class _Refill:
 
     def outcomes(self) -> list[MatchOutcome]:
         return [self.done[i] for i in range(len(self.specs))]
-
-
-def _acquire_both(pool: SessionPool, spec: MatchSpec) -> tuple[BotSession, BotSession]:
-    """Sessions for both seats of ``spec`` (new processes where none has room); one never plays both."""
-    pool.prepare(spec.manifests, spec.pair_key)
-    first = pool.acquire(spec.manifests[0], spec.pair_key)
-    try:
-        return first, pool.acquire(spec.manifests[1], spec.pair_key, exclude=(first,))
-    except BaseException:
-        pool.release(first, faulted=False)
-        raise
 
 
 def _replay_void(pool: SessionPool, spec: MatchSpec, outcome: MatchOutcome, attempts: int) -> MatchOutcome:
@@ -295,7 +287,7 @@ def play_match(
 ) -> MatchOutcome:
     """Play one match, seat 0 = ``manifests[0]``; sessions come from (and return to) ``pool``."""
     spec = MatchSpec(manifests, match_id, seed, pair_key, names)
-    sessions = _acquire_both(pool, spec)
+    sessions = pool.seat(spec.manifests, spec.pair_key)
     referee = _referee(pool.settings, spec)
     broken = False
     try:

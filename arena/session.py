@@ -1,10 +1,13 @@
 """A bot session: one sandboxed bot process and the arena's ZeroMQ link to it.
 
-A session comes in two steps: ``launch_session`` starts the process, and ``greet`` waits for
+A session comes in two steps: ``launch_session`` starts the process, and its handshake takes
 the ``hello`` within the handshake limit and answers ``welcome`` or a typed ``reject``; any
-failure kills the process and leaves the session dead with the fault that killed it. Several
-processes may be launched before they are greeted together (each still gets its own limit,
-counted from its own start).
+failure kills the process and leaves the session dead with the fault that killed it. The
+handshake never waits by itself (``BotSession.shake`` is one step of it, taken whenever the
+link or its monitor has something), so the conductor greets new processes in the same poll
+loop that plays the matches in progress, and nobody's clock runs while it would wait for
+somebody else's hello; ``greet`` is that loop for sessions alone. Each bot gets its own
+limit, counted from its own start.
 
 Each session binds its own ROUTER on its own ``ipc://`` path, and exactly one connection to
 it is the bot's **link**: the one whose routing id is the one-time token and that sent the
@@ -107,10 +110,21 @@ class SessionState(Enum):
     CLOSED = "closed"
 
 
+@dataclass(frozen=True, slots=True)
+class Handshake:
+    """What a launched bot's handshake needs: when its hello must have come, the most games the
+    arena grants it, and the rules its ``welcome`` carries."""
+
+    deadline: float  # time.monotonic()
+    max_games: int
+    rules: dict[str, Any]
+
+
 class BotSession:
     """One bot process, its link and its bookkeeping; close() ends both (idempotent)."""
 
-    def __init__(self, name: str, manifest: Manifest, ctx: zmq.Context[Any], endpoint: str) -> None:
+    def __init__(self, name: str, manifest: Manifest, ctx: zmq.Context[Any], endpoint: str,
+                 handshake: Handshake) -> None:
         self.name = name
         self.manifest = manifest
         self.endpoint = endpoint
@@ -118,6 +132,7 @@ class BotSession:
         self.token = secrets.token_hex(16)
         self.identity = self.token.encode()
         self.state = SessionState.STARTING
+        self.handshake = handshake
         self.process: BotProcess | None = None
         self.max_games = 1
         self.seq = 0
@@ -159,6 +174,53 @@ class BotSession:
     def alive(self) -> bool:
         """Whether the session can take requests."""
         return self.state is SessionState.READY
+
+    @property
+    def starting(self) -> bool:
+        """Whether its handshake is still going on."""
+        return self.state is SessionState.STARTING
+
+    def shake(self, now: float) -> bool:
+        """One step of the handshake, without waiting: the connection events, then the hello if
+        it came (welcome or reject); a bot that flooded its link, exited, or is past its
+        deadline without a hello dies with that fault. Whether it is still starting."""
+        if self.state is not SessionState.STARTING:
+            return False
+        self.link_lost()
+        if _flooded(self):
+            return False
+        for frame in self._messages(RECEIVE_BATCH, copy=False):
+            self._answer_hello(frame)
+            return False
+        if self.exited():
+            self.fail(FaultKind.CRASH, f"exited before the handshake ({self.exit_description()})")
+        elif now >= self.handshake.deadline:
+            self.fail(FaultKind.TIMEOUT, "no hello within the handshake limit")
+        return self.state is SessionState.STARTING
+
+    def _answer_hello(self, frame: zmq.Frame) -> None:
+        """Welcome or reject the first message of the link."""
+        raw = frame.bytes
+        try:
+            hello = parse_hello(raw)
+        except ProtocolError as exc:
+            self.send(make_reject(exc.reason, str(exc)))
+            self.fail(FaultKind(exc.code), f"bad hello: {exc}", reply=raw)
+            return
+        if hello.token != self.token:
+            self.send(make_reject("bad_token", "the token is not the one issued to this process"))
+            self.fail(FaultKind.PROTOCOL, "hello with a wrong token", reply=raw)
+            return
+        self.open_link(int(frame.get(zmq.SRCFD)))
+        if _flooded(self):  # counted among the events that were queued behind the hello
+            return
+        self.max_games = max(1, min(self.handshake.max_games, hello.max_games))
+        self.send(make_welcome(self.max_games, rules=self.handshake.rules))
+        self.state = SessionState.READY
+        if self.process is not None:
+            self.process.freeze()  # until its first request
+        log.info("bot %s ready (pid %s, max_games %d, protocol %s)", self.name,
+                 self.process.pid if self.process else None, self.max_games, PROTOCOL_MAJOR)
 
     def next_seq(self) -> int:
         """The next request number on this link (unique and increasing)."""
@@ -400,15 +462,6 @@ def _peer_pid(conn: socket.socket) -> int:
         return 0
 
 
-@dataclass(frozen=True, slots=True)
-class Launch:
-    """A bot process started, its hello not yet awaited: ``greet`` it before ``deadline``."""
-
-    session: BotSession
-    deadline: float  # time.monotonic() by which the hello must have come
-    max_games: int  # the most games the arena grants it
-
-
 def launch_session(
     manifest: Manifest,
     ctx: zmq.Context[Any],
@@ -417,71 +470,47 @@ def launch_session(
     run_dir: Path,
     handshake_s: float,
     max_games: int = 1,
+    rules: dict[str, Any] | None = None,
     limits: Limits | None = None,
     sandbox: SandboxMode | str = SandboxMode.AUTO,
     name: str | None = None,
     index: int = 0,
-) -> Launch:
-    """Start ``manifest``'s bot without waiting for its hello (so several can start at once);
-    its handshake limit counts from now. A failed start gives a dead session with its fault."""
+) -> BotSession:
+    """Start ``manifest``'s bot without waiting for its hello (so several can start at once, and
+    the conductor can greet them while it plays); its handshake limit counts from now, and its
+    ``welcome`` will grant at most ``max_games`` and carry ``rules``. A failed start gives a dead
+    session with its fault."""
     endpoint = f"ipc://{make_link_folder(socket_dir, str(index))}/link.sock"  # one folder per bot
-    session = BotSession(name or manifest.name, manifest, ctx, endpoint)
+    handshake = Handshake(time.monotonic() + handshake_s, max_games, rules or {})
+    session = BotSession(name or manifest.name, manifest, ctx, endpoint, handshake)
     try:
         session.process = start_bot(manifest, run_dir=run_dir, endpoint=endpoint, token=session.token,
                                     limits=limits, sandbox=sandbox)
     except ArenaError as exc:  # the sandbox could not be set up: our side, not the bot's
         session.fail(FaultKind.HARNESS, f"could not start the bot: {exc}")
-    return Launch(session, time.monotonic() + handshake_s, max_games)
+    return session
 
 
-def greet(launches: Sequence[Launch], *, rules: dict[str, Any] | None = None) -> None:
-    """Shake hands with every launched bot at once, each within its own deadline: welcome or
-    reject its hello; a bot that says none in time, exits or floods its link dies with that fault."""
-    waiting = [launch for launch in launches if launch.session.state is SessionState.STARTING]
+_EXIT_CHECK_S = 0.05  # how often ``greet`` looks for a bot that exited without a word
+
+
+def greet(sessions: Sequence[BotSession]) -> None:
+    """Shake hands with every starting session at once, each within its own deadline, and
+    return when none is starting any more (see ``BotSession.shake``)."""
+    waiting = [session for session in sessions if session.starting]
     poller = zmq.Poller()
-    for launch in waiting:
-        poller.register(launch.session.socket, zmq.POLLIN)
-        poller.register(launch.session.monitor, zmq.POLLIN)
+    for session in waiting:
+        poller.register(session.socket, zmq.POLLIN)
+        poller.register(session.monitor, zmq.POLLIN)
     while waiting:
         now = time.monotonic()
-        for launch in waiting:
-            if now >= launch.deadline:
-                launch.session.fail(FaultKind.TIMEOUT, "no hello within the handshake limit")
-        waiting = _still_starting(waiting, poller)
-        if not waiting:
-            return
-        soonest = min(launch.deadline for launch in waiting)
-        ready = dict(poller.poll(math.ceil(min(50.0, (soonest - now) * 1000.0))))
-        for launch in waiting:
-            _handshake_step(launch, ready, rules or {})
-        waiting = _still_starting(waiting, poller)
-
-
-def _still_starting(launches: list[Launch], poller: zmq.Poller) -> list[Launch]:
-    """The launches still awaiting their hello; the others' sockets leave the poller (a dead
-    bot's pending events would wake every poll)."""
-    for launch in launches:
-        if launch.session.state is not SessionState.STARTING:
-            poller.unregister(launch.session.socket)
-            poller.unregister(launch.session.monitor)
-    return [launch for launch in launches if launch.session.state is SessionState.STARTING]
-
-
-def _handshake_step(launch: Launch, ready: dict[Any, int], rules: dict[str, Any]) -> None:
-    """One bot's part of a ``greet`` poll: its connection events, then its hello if one came."""
-    session = launch.session
-    if session.socket not in ready and session.monitor not in ready:
-        if session.exited():
-            session.fail(FaultKind.CRASH, f"exited before the handshake ({session.exit_description()})")
-        return
-    if session.monitor in ready:
-        session.link_lost()
-        if _flooded(session):
-            return
-    if session.socket in ready:
-        for frame in session._messages(RECEIVE_BATCH, copy=False):
-            _answer_hello(session, frame, launch.max_games, rules)
-            return
+        for session in [s for s in waiting if not s.shake(now)]:
+            waiting.remove(session)
+            poller.unregister(session.socket)  # a dead bot's pending events would wake every poll
+            poller.unregister(session.monitor)
+        if waiting:
+            soonest = min(session.handshake.deadline for session in waiting)
+            poller.poll(math.ceil(max(0.0, min(_EXIT_CHECK_S, soonest - now)) * 1000.0))
 
 
 def _flooded(session: BotSession) -> bool:
@@ -492,28 +521,3 @@ def _flooded(session: BotSession) -> bool:
     session.fail(FaultKind.PROTOCOL, f"opened more than {MAX_OWN_CONNECTIONS} connections to its "
                                      "endpoint before its hello (the protocol allows one)")
     return True
-
-
-def _answer_hello(session: BotSession, frame: zmq.Frame, max_games: int, rules: dict[str, Any]) -> None:
-    """Welcome or reject the first message of the link."""
-    raw = frame.bytes
-    try:
-        hello = parse_hello(raw)
-    except ProtocolError as exc:
-        session.send(make_reject(exc.reason, str(exc)))
-        session.fail(FaultKind(exc.code), f"bad hello: {exc}", reply=raw)
-        return
-    if hello.token != session.token:
-        session.send(make_reject("bad_token", "the token is not the one issued to this process"))
-        session.fail(FaultKind.PROTOCOL, "hello with a wrong token", reply=raw)
-        return
-    session.open_link(int(frame.get(zmq.SRCFD)))
-    if _flooded(session):  # counted among the events that were queued behind the hello
-        return
-    session.max_games = max(1, min(max_games, hello.max_games))
-    session.send(make_welcome(session.max_games, rules=rules))
-    session.state = SessionState.READY
-    if session.process is not None:
-        session.process.freeze()  # until its first request
-    log.info("bot %s ready (pid %s, max_games %d, protocol %s)", session.name,
-             session.process.pid if session.process else None, session.max_games, PROTOCOL_MAJOR)

@@ -202,13 +202,12 @@ def _command(run: _Run, step: Step) -> None:
 def _start(run: _Run, step: Step) -> None:
     assert run.manifest is not None and run.ctx is not None
     tc = run.settings.time_control
-    launch = launch_session(
+    run.session = launch_session(
         run.manifest, run.ctx, socket_dir=run.socket_dir, run_dir=run.run_dir,
         handshake_s=tc.handshake_ms / 1000.0, max_games=run.manifest.max_games,
         limits=run.settings.limits, sandbox=run.settings.sandbox, name=run.manifest.name,
     )
-    greet([launch])
-    run.session = launch.session
+    greet([run.session])
     death = run.session.death
     if death is not None and death.kind in (FaultKind.HARNESS, FaultKind.CRASH):
         step.fail(f"{death.kind}: {death.detail}" + (f" ({death.exit})" if death.exit and death.exit not in death.detail else ""),

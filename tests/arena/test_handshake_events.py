@@ -24,7 +24,7 @@ import zmq
 
 from arena.botproc import SandboxMode, load_manifest
 from arena.engine.records import FaultKind
-from arena.session import MAX_OWN_CONNECTIONS, RECEIVE_BATCH, BotSession, Launch, SessionState, greet, launch_session
+from arena.session import MAX_OWN_CONNECTIONS, RECEIVE_BATCH, BotSession, SessionState, greet, launch_session
 from tests.arena.conftest import BOTFIXTURES
 from tests.polling import poll_until
 
@@ -67,23 +67,23 @@ def ctx() -> Iterator[zmq.Context[Any]]:
 
 
 @pytest.fixture
-def latecomer(ctx: zmq.Context[Any], sock_dir: Path, tmp_path: Path) -> Iterator[Callable[..., Launch]]:
+def latecomer(ctx: zmq.Context[Any], sock_dir: Path, tmp_path: Path) -> Iterator[Callable[..., BotSession]]:
     """Launches a latecomer (with ``extra`` connections of its own) and waits until it waits for its signal."""
-    launches: list[Launch] = []
+    launches: list[BotSession] = []
 
-    def launch(extra: int = 0) -> Launch:
+    def launch(extra: int = 0) -> BotSession:
         manifest = dataclasses.replace(LATECOMER, env={"LATECOMER_EXTRA": str(extra)})
         started = launch_session(manifest, ctx, socket_dir=sock_dir, run_dir=tmp_path / str(len(launches)),
                                  handshake_s=WAIT_S, sandbox=SandboxMode.FALLBACK)
         launches.append(started)
-        process = started.session.process
+        process = started.process
         assert process is not None
         assert poll_until(lambda: "latecomer: waiting" in process.stderr_path.read_text(), WAIT_S, 0.01)
         return started
 
     yield launch
     for started in launches:
-        started.session.close()
+        started.close()
 
 
 def say_hello(session: BotSession) -> None:
@@ -102,10 +102,9 @@ def peers() -> Iterator[list[socket.socket]]:
         peer.close()
 
 
-def test_stale_accepted_events_count_the_bots_link_once(latecomer: Callable[..., Launch],
+def test_stale_accepted_events_count_the_bots_link_once(latecomer: Callable[..., BotSession],
                                                        peers: list[socket.socket]) -> None:
-    late = latecomer()
-    session = late.session
+    session = latecomer()
     assert session.path is not None and session.process is not None
     peers += [socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) for _ in range(TOO_MANY)]
     reused = lowest_free_fd()  # the peers' own descriptors exist already: only the arena's side changes below
@@ -116,17 +115,16 @@ def test_stale_accepted_events_count_the_bots_link_once(latecomer: Callable[...,
         assert poll_until(lambda: not is_socket(reused), WAIT_S, 0.001)  # closed: `reused` is free again
     os.kill(session.process.pid, signal.SIGUSR1)
     assert poll_until(lambda: is_socket(reused), WAIT_S, 0.001)  # the link took the same descriptor
-    greet([late])
+    greet([session])
     assert session.state is SessionState.READY, session.death and session.death.describe()
     assert session.own_connections == 1
 
 
 def test_a_peer_connecting_faster_than_the_arena_reads_cannot_hold_up_the_hello(
-        latecomer: Callable[..., Launch], peers: list[socket.socket], monkeypatch: pytest.MonkeyPatch) -> None:
+        latecomer: Callable[..., BotSession], peers: list[socket.socket], monkeypatch: pytest.MonkeyPatch) -> None:
     """For each connection the arena looks at, the peer has made one more (accepted, so its
     event is queued): reading the queue until it is empty ends only once nobody can connect."""
-    late = latecomer()
-    session = late.session
+    session = latecomer()
     assert session.path is not None
     path = session.path
     refused: list[OSError] = []
@@ -143,22 +141,21 @@ def test_a_peer_connecting_faster_than_the_arena_reads_cannot_hold_up_the_hello(
     monkeypatch.setattr(BotSession, "_admit", look_and_connect_again)
     say_hello(session)
     peers.append(connect_accepted(path))
-    greet([late])
+    greet([session])
     assert session.state is SessionState.READY, session.death and session.death.describe()
     assert len(peers) < CHAIN_CAP and refused  # the path went before the arena read the rest of the queue
     assert session.own_connections == 1
 
 
-def test_own_connections_queued_behind_the_hello_still_count(latecomer: Callable[..., Launch],
+def test_own_connections_queued_behind_the_hello_still_count(latecomer: Callable[..., BotSession],
                                                             peers: list[socket.socket]) -> None:
     """More foreign connections than one read takes come first, then the bot's own flood and
     its hello: the flood is read only with the hello, and is still the bot's fault."""
-    late = latecomer(extra=TOO_MANY)
-    session = late.session
+    session = latecomer(extra=TOO_MANY)
     assert session.path is not None
     peers += [connect_accepted(session.path) for _ in range(RECEIVE_BATCH + 6)]
     say_hello(session)
-    greet([late])
+    greet([session])
     assert session.state is SessionState.DEAD and session.death is not None
     assert session.death.kind is FaultKind.PROTOCOL and "before its hello" in session.death.detail
     assert session.own_connections == TOO_MANY + 1

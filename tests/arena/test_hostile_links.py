@@ -22,6 +22,7 @@ import dataclasses
 import json
 import os
 import re
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -35,7 +36,7 @@ import pytest
 from arena.botproc import Manifest, SandboxMode, cgroups, load_manifest
 from arena.clock import TimeControl
 from arena.engine.records import FaultKind, MatchOutcome
-from arena.matchplay import MatchSettings, SessionPool, play_match
+from arena.matchplay import MatchSettings, MatchSpec, SessionPool, play_at_once, play_match
 from arena.session import MAX_OWN_CONNECTIONS, BotSession
 
 pytestmark = pytest.mark.integration
@@ -85,9 +86,9 @@ class RecordingPool(SessionPool):
         super().__init__(run_dir, settings)
         self.handed_out: list[BotSession] = []
 
-    def acquire(self, manifest: Manifest, pair_key: Any = None, *,
-                exclude: tuple[BotSession, ...] = ()) -> BotSession:
-        session = super().acquire(manifest, pair_key, exclude=exclude)
+    def take(self, manifest: Manifest, pair_key: Any = None, *,
+             exclude: tuple[BotSession, ...] = ()) -> BotSession:
+        session = super().take(manifest, pair_key, exclude=exclude)
         if session not in self.handed_out:
             self.handed_out.append(session)
         return session
@@ -272,6 +273,49 @@ def test_a_connection_flood_before_the_hello_is_a_fault_of_the_flooder(
     assert [s.manifest for s in pool.idle] == [opponent]  # the opponent's session lives on
     clean = play_match(pool, (opponent, load_manifest(ECHO)), "after", 5, pair_key="after")
     assert clean.faults == ()
+
+
+# ----------------------------------------------------------------------- a late hello
+
+
+def cup_with(bot: Manifest) -> list[MatchSpec]:
+    """Ten matches against random, ``bot`` in the seventh (seat 0), echo in the others: the
+    seventh is seated while others are in play, and three more come after it."""
+    echo, opponent = load_manifest(ECHO), load_manifest(RANDOM)
+    return [MatchSpec((bot if i == 6 else echo, opponent), f"cup{i}", 100 + i, pair_key=i) for i in range(10)]
+
+
+@pytest.fixture(scope="module")
+def echo_cup(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
+    """What ``cup_with(echo)`` decides, played multiplexed."""
+    calm = MatchSettings(time_control=CALM, sandbox=SandboxMode.FALLBACK, max_games=4)
+    with SessionPool(tmp_path_factory.mktemp("echo-cup"), calm) as pool:
+        return [played(o) for o in play_at_once(pool, cup_with(load_manifest(ECHO)))]
+
+
+def test_a_late_hello_costs_no_other_match_its_clock(tmp_path: Path, echo_cup: list[dict[str, Any]]) -> None:
+    """latehello holds its hello back while the matches beside its own have requests out (at
+    50 ms a move): they play on, with nobody charged, exactly as with echo in its place. It is
+    released only once the last match is seated, which an arena that waited for its hello
+    before seating anything more would never do (it then says hello after its delay, and the
+    wait has timed the others out)."""
+    bot = hostile("latehello", HOSTILE_HELLO_DELAY_S="8")
+    with RecordingPool(tmp_path, MatchSettings(time_control=TIME, sandbox=SandboxMode.FALLBACK, max_games=4)) as pool:
+        cup = cup_with(bot)
+
+        def release_when_all_seated(spec: MatchSpec) -> None:
+            if spec is cup[-1]:
+                for session in pool.sessions_of(bot):
+                    assert session.process is not None and session.starting
+                    wait_for_stderr([session], "latehello: waiting")  # the signal would kill it before
+                    os.kill(session.process.pid, signal.SIGUSR1)
+
+        outcomes = play_at_once(pool, cup, started=release_when_all_seated)
+        late = pool.sessions_of(bot)
+    assert [f.describe() for o in outcomes for f in o.faults] == []
+    assert [played(o) for o in outcomes] == echo_cup
+    assert len(late) == 1
+    assert wait_for_stderr(late, r"latehello: hello (on signal|after the delay)")[1] == "on signal"
 
 
 # ----------------------------------------------------------------------- arena match

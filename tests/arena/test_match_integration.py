@@ -238,14 +238,14 @@ def test_processes_are_reused_but_never_for_both_halves_of_a_pair(random_bot: Ma
     b = dataclasses.replace(random_bot, name="random-b")  # a second bot (same program)
     with SessionPool(tmp_path, MatchSettings()) as pool:
         acquired: list[BotSession] = []
-        real_acquire = pool.acquire
+        real_take = pool.take
 
         def spy(manifest: Manifest, pair_key: Any = None, **kwargs: Any) -> BotSession:
-            session = real_acquire(manifest, pair_key, **kwargs)
+            session = real_take(manifest, pair_key, **kwargs)
             acquired.append(session)
             return session
 
-        pool.acquire = spy  # type: ignore[method-assign]
+        pool.take = spy  # type: ignore[method-assign]
 
         first = play_match(pool, (a, b), "pair1-a", 31, pair_key=1)
         a1, b1 = acquired[-2:]

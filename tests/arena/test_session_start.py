@@ -1,29 +1,27 @@
 """The new processes a match needs start together, and each still answers for itself alone.
 
-``SessionPool.prepare`` launches both seats' processes before either handshake and greets them
-in one poll loop; every bot keeps its own handshake deadline, a bot that fails its handshake is
-the session its seat gets (no replacement is started behind its back), and the other seat's
-bot is welcomed as if it had started alone. A pool that a finalizer closes at interpreter exit
-still stops its bots.
+``SessionPool.seat`` launches both seats' processes before either handshake; the conductor
+that plays the match greets them in its poll loop (``acquire`` greets at once). Every bot
+keeps its own handshake deadline, a bot that fails its handshake is the session its seat gets
+(no replacement is started behind its back), and the other seat's bot is welcomed as if it had
+started alone. A pool that a finalizer closes at interpreter exit still stops its bots.
 """
 
 from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-import arena.matchplay
-import arena.session
 from arena.botproc import load_manifest
 from arena.clock import TimeControl
+from arena.conductor import play_matches
 from arena.engine.records import FaultKind
-from arena.matchplay import MatchSettings, SessionPool
-from arena.session import Launch, SessionState
+from arena.matchplay import MatchSettings, SessionPool, play_match
+from arena.referee import Referee
+from arena.session import SessionState, greet
 
 pytestmark = pytest.mark.integration
 
@@ -32,54 +30,43 @@ RANDOM = load_manifest(REPO / "bots" / "random")
 SLOWHELLO = load_manifest(REPO / "bots" / "faulty" / "slowhello")
 
 
-@pytest.fixture
-def greeted(monkeypatch: pytest.MonkeyPatch) -> list[list[tuple[SessionState, bool]]]:
-    """For each ``greet`` call of the pool: its launches' states and whether each has a process
-    (a call without launches is left out)."""
-    calls: list[list[tuple[SessionState, bool]]] = []
-    real = arena.session.greet
-
-    def spy(launches: Sequence[Launch], **kwargs: Any) -> None:
-        if launches:
-            calls.append([(launch.session.state, launch.session.process is not None) for launch in launches])
-        real(launches, **kwargs)
-
-    monkeypatch.setattr(arena.matchplay, "greet", spy)
-    return calls
-
-
-def test_both_seats_start_before_either_handshake(tmp_path: Path, greeted: list[list[tuple[SessionState, bool]]]) -> None:
+def test_both_seats_start_before_either_handshake(tmp_path: Path) -> None:
     with SessionPool(tmp_path, MatchSettings(max_games=4)) as pool:
-        pool.prepare((RANDOM, RANDOM), "pair-0")
-        assert greeted == [[(SessionState.STARTING, True), (SessionState.STARTING, True)]]
-        first = pool.acquire(RANDOM, "pair-0")
-        second = pool.acquire(RANDOM, "pair-0", exclude=(first,))
-        assert first is not second and first.alive and second.alive
-        assert first.max_games == second.max_games == 4
+        first, second = pool.seat((RANDOM, RANDOM), "pair-0")
+        assert first is not second and first.process is not None and second.process is not None
+        assert first.state is second.state is SessionState.STARTING
+        greet([first, second])
+        assert first.alive and second.alive and first.max_games == second.max_games == 4
         # room on both: the next match of another pair starts nothing
-        pool.prepare((RANDOM, RANDOM), "pair-1")
-        assert len(greeted) == 1 and pool.acquire(RANDOM, "pair-1") in (first, second)
+        assert set(pool.seat((RANDOM, RANDOM), "pair-1")) == {first, second}
+        assert len(pool.idle) == 2
 
 
-def test_a_bot_silent_at_its_handshake_costs_only_itself(tmp_path: Path,
-                                                          greeted: list[list[tuple[SessionState, bool]]]) -> None:
+def test_a_starting_session_has_no_room_until_its_hello(tmp_path: Path) -> None:
+    with SessionPool(tmp_path, MatchSettings(max_games=4)) as pool:
+        first, second = pool.seat((RANDOM, RANDOM), "pair-0")
+        third, fourth = pool.seat((RANDOM, RANDOM), "pair-1")  # its grant is not known yet: new processes
+        assert len({first, second, third, fourth}) == 4 and all(s.starting for s in (third, fourth))
+
+
+def test_a_bot_silent_at_its_handshake_costs_only_itself(tmp_path: Path) -> None:
     settings = MatchSettings(time_control=TimeControl(handshake_ms=1500))
     with SessionPool(tmp_path, settings) as pool:
-        pool.prepare((SLOWHELLO, RANDOM), "pair-0")
-        assert len(greeted) == 1 and len(greeted[0]) == 2
-        silent = pool.acquire(SLOWHELLO, "pair-0")
-        good = pool.acquire(RANDOM, "pair-0", exclude=(silent,))
+        silent, good = pool.seat((SLOWHELLO, RANDOM), "pair-0")
+        referee = Referee("silent", 3, settings.rules, ("slowhello", "random"), settings.time_control, settings.policy)
+        outcome = play_matches([(referee, (silent, good))])[0]
         assert silent.state is SessionState.DEAD and silent.death is not None
-        assert silent.death.kind is FaultKind.TIMEOUT and "handshake" in silent.death.detail
+        assert [(f.kind, f.seat) for f in outcome.faults] == [(FaultKind.TIMEOUT, 0)]
+        assert "handshake" in outcome.faults[0].detail and outcome.forfeit and outcome.winner == 1
         assert good.alive and good.death is None
-        assert len(greeted) == 1  # the dead session is the one its seat gets: no second process started
+        assert len(pool.idle) == 2  # the dead session is the one its seat got: no second process started
 
 
-def test_a_match_starts_its_two_processes_together(tmp_path: Path, greeted: list[list[tuple[SessionState, bool]]]) -> None:
-    with SessionPool(tmp_path, MatchSettings()) as pool:
-        outcome = arena.matchplay.play_match(pool, (RANDOM, RANDOM), "together", 7, pair_key="pair-0")
-    assert not outcome.faults and not outcome.void
-    assert greeted == [[(SessionState.STARTING, True), (SessionState.STARTING, True)]]
+def test_a_match_greets_the_processes_started_for_it(tmp_path: Path) -> None:
+    with SessionPool(tmp_path, MatchSettings(max_games=3)) as pool:
+        outcome = play_match(pool, (RANDOM, RANDOM), "together", 7, pair_key="pair-0")
+        assert not outcome.faults and not outcome.void
+        assert len(pool.idle) == 2 and all(s.alive and s.max_games == 3 and s.load == 0 for s in pool.idle)
 
 
 _CLOSED_AT_EXIT = """

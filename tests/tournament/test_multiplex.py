@@ -57,9 +57,9 @@ class RecordingPool(SessionPool):
         self.owed_at_send: list[int] = []
         self.owed_at_freeze: list[int] = []
 
-    def acquire(self, manifest: Manifest, pair_key: Any = None, *,
-                exclude: tuple[BotSession, ...] = ()) -> BotSession:
-        session = super().acquire(manifest, pair_key, exclude=exclude)
+    def take(self, manifest: Manifest, pair_key: Any = None, *,
+             exclude: tuple[BotSession, ...] = ()) -> BotSession:
+        session = super().take(manifest, pair_key, exclude=exclude)
         if not any(s is session for _, s, _ in self.seated):
             self._watch(session)
         self.seated.append((pair_key, session, session.load))
@@ -130,9 +130,9 @@ class WirePool(SessionPool):
         self.seating[id(session)].append("faulted" if faulted else "free")
         super().release(session, faulted=faulted)
 
-    def acquire(self, manifest: Manifest, pair_key: Any = None, *,
-                exclude: tuple[BotSession, ...] = ()) -> BotSession:
-        session = super().acquire(manifest, pair_key, exclude=exclude)
+    def take(self, manifest: Manifest, pair_key: Any = None, *,
+             exclude: tuple[BotSession, ...] = ()) -> BotSession:
+        session = super().take(manifest, pair_key, exclude=exclude)
         self.seating.setdefault(id(session), []).append("take")
         if id(session) not in self.wire:
             self.seen.append(session)
