@@ -97,16 +97,19 @@ def test_one_process_never_serves_both_halves_of_a_pair_nor_both_seats_and_sleep
         specs += [MatchSpec((a, b), f"p{pair}h0", 100 + pair, pair_key=pair),
                   MatchSpec((b, a), f"p{pair}h1", 100 + pair, pair_key=pair)]
     pool = RecordingPool(tmp_path, MatchSettings(time_control=CALM, max_games=8))
+    seats: dict[str, list[tuple[Any, BotSession, int]]] = {}  # match id -> its two seats
     with pool:
-        outcomes = play_at_once(pool, specs)
+        # a match is heard of as soon as both its seats are taken (not in the order given: one
+        # may wait for room while a later one is seated)
+        outcomes = play_at_once(pool, specs, started=lambda spec: seats.setdefault(spec.match_id, pool.seated[-2:]))
         seated = pool.seated
     assert [o.match_id for o in outcomes] == [s.match_id for s in specs]
     assert all(not o.faults and o.winner is not None for o in outcomes)
-    seats = [seated[i:i + 2] for i in range(0, len(seated), 2)]  # play_at_once seats each match in turn
-    for (_, first, _), (_, second, _) in seats:
+    assert len(seated) == 2 * len(specs) and sorted(seats) == sorted(s.match_id for s in specs)
+    for (_, first, _), (_, second, _) in seats.values():
         assert first is not second
     for pair in range(4):
-        halves = [{id(s) for _, s, _ in seats[2 * pair + half]} for half in (0, 1)]
+        halves = [{id(s) for _, s, _ in seats[f"p{pair}h{half}"]} for half in (0, 1)]
         assert not halves[0] & halves[1], f"pair {pair}: one process served both halves"
     served = Counter(id(session) for _, session, _ in seated)
     assert max(served.values()) >= 3  # matches were interleaved on shared processes
