@@ -424,8 +424,9 @@ class _Conductor:
         return max(0.0, min(nearest - now, _LIVENESS_S))
 
     def _expire(self, now: float) -> None:
-        for session in [s for s in self.starting if now >= s.handshake.deadline]:
-            self._shake(session, now)  # its hello may still be waiting: read before the deadline is enforced
+        if self.starting:
+            for session in [s for s in self.starting if now >= s.handshake.deadline]:
+                self._shake(session, now)  # its hello may still be waiting: read before the deadline is enforced
         for key, pending in list(self.pending.items()):
             if pending.deadline > now or key not in self.pending:
                 continue

@@ -184,7 +184,7 @@ class BotSession:
         """One step of the handshake, without waiting: the connection events, then the hello if
         it came (welcome or reject); a bot that flooded its link, exited, or is past its
         deadline without a hello dies with that fault. Whether it is still starting."""
-        if self.state is not SessionState.STARTING:
+        if not self.starting:
             return False
         self.link_lost()
         if _flooded(self):
@@ -196,7 +196,7 @@ class BotSession:
             self.fail(FaultKind.CRASH, f"exited before the handshake ({self.exit_description()})")
         elif now >= self.handshake.deadline:
             self.fail(FaultKind.TIMEOUT, "no hello within the handshake limit")
-        return self.state is SessionState.STARTING
+        return self.starting
 
     def _answer_hello(self, frame: zmq.Frame) -> None:
         """Welcome or reject the first message of the link."""

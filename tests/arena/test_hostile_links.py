@@ -285,22 +285,17 @@ def cup_with(bot: Manifest) -> list[MatchSpec]:
     return [MatchSpec((bot if i == 6 else echo, opponent), f"cup{i}", 100 + i, pair_key=i) for i in range(10)]
 
 
-@pytest.fixture(scope="module")
-def echo_cup(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
-    """What ``cup_with(echo)`` decides, played multiplexed."""
-    calm = MatchSettings(time_control=CALM, sandbox=SandboxMode.FALLBACK, max_games=4)
-    with SessionPool(tmp_path_factory.mktemp("echo-cup"), calm) as pool:
-        return [played(o) for o in play_at_once(pool, cup_with(load_manifest(ECHO)))]
-
-
-def test_a_late_hello_costs_no_other_match_its_clock(tmp_path: Path, echo_cup: list[dict[str, Any]]) -> None:
+def test_a_late_hello_costs_no_other_match_its_clock(tmp_path: Path) -> None:
     """latehello holds its hello back while the matches beside its own have requests out (at
     50 ms a move): they play on, with nobody charged, exactly as with echo in its place. It is
     released only once the last match is seated, which an arena that waited for its hello
     before seating anything more would never do (it then says hello after its delay, and the
     wait has timed the others out)."""
+    calm = MatchSettings(time_control=CALM, sandbox=SandboxMode.FALLBACK, max_games=4)
+    with SessionPool(tmp_path / "echo", calm) as pool:
+        expected = [played(o) for o in play_at_once(pool, cup_with(load_manifest(ECHO)))]
     bot = hostile("latehello", HOSTILE_HELLO_DELAY_S="8")
-    with RecordingPool(tmp_path, MatchSettings(time_control=TIME, sandbox=SandboxMode.FALLBACK, max_games=4)) as pool:
+    with RecordingPool(tmp_path / "late", dataclasses.replace(calm, time_control=TIME)) as pool:
         cup = cup_with(bot)
 
         def release_when_all_seated(spec: MatchSpec) -> None:
@@ -313,7 +308,7 @@ def test_a_late_hello_costs_no_other_match_its_clock(tmp_path: Path, echo_cup: l
         outcomes = play_at_once(pool, cup, started=release_when_all_seated)
         late = pool.sessions_of(bot)
     assert [f.describe() for o in outcomes for f in o.faults] == []
-    assert [played(o) for o in outcomes] == echo_cup
+    assert [played(o) for o in outcomes] == expected
     assert len(late) == 1
     assert wait_for_stderr(late, r"latehello: hello (on signal|after the delay)")[1] == "on signal"
 
