@@ -14,7 +14,7 @@ they are the arena's real bytes) and prints the SDK's CPU per message and per ha
   recorded one), which the random bot does not notice;
 - whole run (``--whole-run``, instead of the two above): ``arena run`` of three random bots,
   ``--pairs`` pairs per pairing, ``--max-games --games``, sandboxed as usual; the CPU of every
-  process under it is sampled from ``/proc`` every 20 ms (``machine.run_sampled``; the bot
+  process under it is sampled from ``/proc`` every 100 ms (``machine.run_sampled``; the bot
   processes' apart) and divided by the hands played. Sampled, not taken from ``getrusage``: not
   all of the sandboxed bots' CPU reaches the ``RUSAGE_CHILDREN`` of the process that started the
   arena, which came out a fifth to a third below the sampled sum here.

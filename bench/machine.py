@@ -28,18 +28,25 @@ class TreeRun:
     bots_s: float
 
 
+SAMPLE_S = 0.1
+"""How often ``run_sampled`` reads /proc: every 20 ms cost a tenth of two cores, every 100 ms a
+fiftieth. The processes that matter (the arena's, the bots') live for the whole run, so a
+coarser sample loses at most their last tenth of a second."""
+
+
 def run_sampled(command: list[str], cwd: Path) -> TreeRun:
     """Run ``command`` (its output discarded) and sample the CPU of every process under it every
-    20 ms. ``RUSAGE_CHILDREN`` would miss much of the bots': each runs in its sandbox's PID
+    ``SAMPLE_S``. ``RUSAGE_CHILDREN`` would miss much of the bots': each runs in its sandbox's PID
     namespace, whose processes the kernel reaps when the sandbox ends."""
     start = time.perf_counter()
     process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL)
+    sampler = _Sampler(process.pid)
     cpu: dict[int, tuple[float, bool]] = {}  # pid -> (most CPU seen, is a bot)
     while True:
-        for pid, seen in descendants_cpu(process.pid).items():
+        for pid, seen in sampler.descendants_cpu().items():
             cpu[pid] = max(cpu.get(pid, seen), seen)
         try:
-            process.wait(timeout=0.02)
+            process.wait(timeout=SAMPLE_S)
             break
         except subprocess.TimeoutExpired:
             continue
@@ -49,29 +56,45 @@ def run_sampled(command: list[str], cwd: Path) -> TreeRun:
     return TreeRun(seconds, sum(s for s, _ in cpu.values()), sum(s for s, bot in cpu.values() if bot))
 
 
-def descendants_cpu(root: int) -> dict[int, tuple[float, bool]]:
-    """User + system CPU seconds of ``root`` and every live process under it, and whether each is
-    a bot (a Python process running a ``bot.py``)."""
-    tick = os.sysconf("SC_CLK_TCK")
-    parent: dict[int, int] = {}
-    stats: dict[int, tuple[float, bool]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            raw = Path(f"/proc/{entry}/stat").read_text()
-            name, fields = raw[raw.index("(") + 1:raw.rindex(")")], raw[raw.rindex(")") + 2:].split()
-            argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
-        except (OSError, ValueError):
-            continue  # gone meanwhile
-        parent[int(entry)] = int(fields[1])
-        bot = name.startswith("python") and any(arg.endswith(b"bot.py") for arg in argv)
-        stats[int(entry)] = ((int(fields[11]) + int(fields[12])) / tick, bot)
-    under: dict[int, tuple[float, bool]] = {}
-    for pid, stat in stats.items():
-        ancestor = pid
-        while ancestor > 1 and ancestor != root:
-            ancestor = parent.get(ancestor, 0)
-        if ancestor == root:
-            under[pid] = stat
-    return under
+class _Sampler:
+    """Reads the CPU of ``root`` and every live process under it from /proc. Whether a process
+    is a bot (a Python process running a ``bot.py``) is read from its command line once per
+    program it runs (an exec changes its name in ``stat``)."""
+
+    def __init__(self, root: int) -> None:
+        self.root = root
+        self.tick = os.sysconf("SC_CLK_TCK")
+        self.bots: dict[tuple[int, str], bool] = {}  # (pid, name) -> is a bot
+
+    def descendants_cpu(self) -> dict[int, tuple[float, bool]]:
+        """User + system CPU seconds of the root and every live process under it, and whether
+        each is a bot."""
+        parent: dict[int, int] = {}
+        stats: dict[int, tuple[float, bool]] = {}
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            pid = int(entry)
+            try:
+                raw = Path(f"/proc/{entry}/stat").read_bytes()
+                name, fields = raw[raw.index(b"(") + 1:raw.rindex(b")")], raw[raw.rindex(b")") + 2:].split()
+                bot = self._is_bot(pid, name.decode(errors="replace"))
+            except (OSError, ValueError):
+                continue  # gone meanwhile
+            parent[pid] = int(fields[1])
+            stats[pid] = ((int(fields[11]) + int(fields[12])) / self.tick, bot)
+        under: dict[int, tuple[float, bool]] = {}
+        for pid, stat in stats.items():
+            ancestor = pid
+            while ancestor > 1 and ancestor != self.root:
+                ancestor = parent.get(ancestor, 0)
+            if ancestor == self.root:
+                under[pid] = stat
+        return under
+
+    def _is_bot(self, pid: int, name: str) -> bool:
+        bot = self.bots.get((pid, name))
+        if bot is None:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            bot = self.bots[(pid, name)] = name.startswith("python") and any(a.endswith(b"bot.py") for a in argv)
+        return bot

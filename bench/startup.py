@@ -5,7 +5,7 @@ per pairing, ``--runs`` times, through the real command line, and prints the med
 
 - the wall seconds of the whole command (what bench/tournament.py calls the fixed part);
 - the CPU seconds of the command's whole process tree (the runner, its workers, the sandboxes
-  and the bots in them, sampled from /proc every 20 ms by ``machine.run_sampled``), and of the
+  and the bots in them, sampled from /proc every 100 ms by ``machine.run_sampled``), and of the
   bots alone, which move less than wall time when other work shares the machine;
 - where the wall time goes, read from the run's own log (millisecond timestamps):
   ``start-up`` (command start to the first bot launched: the interpreter, imports, the results

@@ -3,7 +3,7 @@
 Plays the same round robin of random bots (public deals, one seed) through the real command
 line, lock-step then multiplexed, ``--runs`` times, and prints for each run the hands/s of the
 whole run (start-up, sandboxes, storing, ratings and the leaderboard included), the CPU
-milliseconds per hand of the whole process tree (arena and bots, sampled from /proc every 20 ms
+milliseconds per hand of the whole process tree (arena and bots, sampled from /proc every 100 ms
 by ``machine.run_sampled``), and the ratio of the two runs side by side. Then
 the medians. The two stored results are checked equal match by match.
 
