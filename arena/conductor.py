@@ -11,9 +11,11 @@ session was in.
 Nothing a bot does makes the loop wait with other bots' clocks running. A match may be
 admitted on processes still starting: their handshakes are steps of this same loop
 (``BotSession.shake``), each within its own limit, and the match's first request goes out once
-both seats are greeted, while the other matches play on. What the loop does between rounds
-(the feed starting and closing processes, or waiting a moment to tell a crash from a
-disconnect) stops the clocks of the requests out meanwhile (``_stopped_clocks``).
+both seats are greeted, while the other matches play on. What the loop does besides reading and
+sending (freezing and thawing bots, which can take a millisecond on a busy machine, the feed
+starting and closing processes, or waiting a moment to tell a crash from a disconnect) stops
+the clocks of the requests out meanwhile (``_stopped_clocks``), and a request's clock starts
+once every bot asked in its round is thawed.
 
 Fair polling: a session's link is polled only while it owes an answer (``_owe`` and
 ``_settle`` mark those moments), so whatever a bot sends while its opponent thinks waits in
@@ -171,9 +173,13 @@ class _Conductor:
     def _freeze_idle(self) -> None:
         """Freeze the bots that answered and owe nothing now. Called once the round's messages
         are handled, and before anything that may wait (a death, starting processes), not at
-        each answer: a bot asked again at once is not frozen and thawed for nothing."""
-        for session in self.answered:
-            session.freeze_if_idle()
+        each answer: a bot asked again at once is not frozen and thawed for nothing. Freezing
+        can take a millisecond on a busy machine: the clocks of the requests out stop meanwhile."""
+        if not self.answered:
+            return
+        with self._stopped_clocks():
+            for session in self.answered:
+                session.freeze_if_idle()
         self.answered.clear()
 
     # ------------------------------------------------------------------ admitting
@@ -306,17 +312,23 @@ class _Conductor:
 
     def _flush(self) -> None:
         """Send what the round queued, in order: its requests leave together (the bots read them
-        in one wakeup, and the link's I/O thread is woken once, not per message), and their
-        clocks start now. A link that cannot take a message is lost (its requests fault)."""
+        in one wakeup, and the link's I/O thread is woken once, not per message). Every bot
+        asked is thawed first, and then the clocks start: a thaw can take a millisecond on a
+        busy machine, which must not count against any bot. A link that cannot take a message
+        is lost (its requests fault)."""
         while self.outbox:
-            outbox, self.outbox = self.outbox, []
+            # a request faulted while queued (e.g. its link sent garbage) is never sent
+            outbox = [item for item in self.outbox if item[2] is None or not item[2].settled]
+            self.outbox = []
+            asked = [(session, request) for session, _, request in outbox if request is not None]
+            if asked:
+                with self._stopped_clocks():  # the requests out already do not pay for the thaws either
+                    for session, request in asked:
+                        request.cpu_ns = session.begin_request(self.round)
             now = time.monotonic()
             lost: list[BotSession] = []
             for session, payload, pending in outbox:
                 if pending is not None:
-                    if pending.settled:  # faulted while queued (e.g. its link sent garbage): never sent
-                        continue
-                    pending.cpu_ns = session.begin_request(self.round)
                     pending.sent_at, pending.deadline = now, now + pending.budget_s
                 if session.alive and session not in lost and not session.send(payload):
                     lost.append(session)
@@ -442,7 +454,8 @@ class _Conductor:
         pending = self._settle(session, key)
         if pending.sent_at is not None:  # it was thawed for it
             session.end_request(self.round)
-        session.freeze_if_idle()  # at once: a bot that timed out may well be computing still
+        with self._stopped_clocks():
+            session.freeze_if_idle()  # at once: a bot that timed out may well be computing still
         game = pending.game
         game.waiting = False
         fault = game.referee.fault_record(

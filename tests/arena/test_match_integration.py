@@ -4,23 +4,26 @@
 - ``max_games > 1`` (games interleaved on one connection) gives the same matches as one game
   at a time;
 - ``arena match`` end to end;
-- process reuse across matches, never for both halves of a pair.
+- process reuse across matches, never for both halves of a pair;
+- the time the harness takes to freeze and thaw bots is charged to no bot.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import re
 import subprocess
 import sys
+import time
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from arena.botproc import Manifest, load_manifest
+from arena.botproc import BotProcess, Manifest, load_manifest
 from arena.conductor import play_matches
 from arena.engine import CARD_NAMES, SUITS, Hand, Rules
 from arena.engine.cards import cards_of
@@ -187,6 +190,44 @@ def test_max_games_gives_the_same_matches_as_one_at_a_time(
     for one, many in zip(single, multiplexed):
         assert not many.faults and many.winner in (0, 1)
         assert outcome_key(many) == outcome_key(one), one.match_id
+
+
+SLOW_S = 0.25  # far more than a freeze or thaw takes (a millisecond at worst), far less than the limit
+SLOW_EVERY = 5  # one call in so many is slow: enough of them come while the other match's bot thinks
+
+
+@pytest.mark.parametrize("step", ["thaw", "freeze"])
+def test_a_slow_freeze_or_thaw_counts_against_no_bot(step: str, random_bot: Manifest, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Four bots in two matches at once: while the conductor thaws the bots it asks, or
+    freezes those that answered, the other match's bot may be thinking. That is the harness's
+    time, so however long it takes, no recorded decision time holds it (before the fix each
+    bot was charged the other match's thaws, or freezes, that happened while it thought)."""
+    real = getattr(BotProcess, step)
+    calls = itertools.count(1)
+
+    def slow(self: BotProcess) -> None:
+        real(self)
+        if next(calls) % SLOW_EVERY:
+            return
+        deadline = time.monotonic() + SLOW_S
+        while time.monotonic() < deadline:  # the harness busy, as a loaded machine makes it
+            pass
+
+    monkeypatch.setattr(BotProcess, step, slow)
+    settings = MatchSettings()
+    with SessionPool(tmp_path, settings) as pool:
+        seats = []
+        for _ in range(2):
+            first = pool.acquire(random_bot)
+            seats.append((first, pool.acquire(random_bot, exclude=(first,))))
+        games = [(Referee(f"{step}-{i}", 300 + i, settings.rules, ("random", "random"), settings.time_control,
+                          settings.policy), pair) for i, pair in enumerate(seats)]
+        outcomes = play_matches(games)
+    thinks = [think for outcome in outcomes for think in outcome.think_ms]
+    assert all(not outcome.faults and outcome.winner in (0, 1) for outcome in outcomes)
+    assert len(thinks) > 20
+    assert max(think.wall_ms for think in thinks) < SLOW_S * 1000.0, sorted(t.wall_ms for t in thinks)[-5:]
 
 
 # ---------------------------------------------------------------------------- CLI
