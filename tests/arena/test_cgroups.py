@@ -133,6 +133,31 @@ def test_without_groups_the_arena_warns_once_and_plays(tmp_path: Path) -> None:
     assert done.stderr.count("control groups unavailable") == 1, done.stderr
 
 
+def test_a_run_keeps_an_empty_group_frozen_until_it_is_cleared() -> None:
+    """cgroup v1 only: with no other group frozen, each freeze and thaw of a bot turns the
+    kernel's freezer switch and patches kernel code on every CPU (FREEZER_ANCHOR_WHY)."""
+    hier = cgroups.hierarchy()
+    assert hier is not None
+    if hier.kind != "v1":
+        pytest.skip("the freezer anchor is for cgroup v1 (the v2 freezer has no such switch)")
+    run = cgroups.RunGroups(cgroups.new_run_id(), watch=False)
+    anchor = f"{run.run_id}/{cgroups.FREEZER_ANCHOR}"
+    try:
+        first = run.new_bot("first", CgroupLimits())
+        second = run.new_bot("second", CgroupLimits())
+        assert first is not None and second is not None
+        assert hier.is_frozen(anchor) and hier.pids(anchor) == set()
+        first.freeze()
+        first.thaw()
+        second.freeze()
+        assert hier.is_frozen(anchor) and not hier.is_frozen(first.rel) and hier.is_frozen(second.rel)
+        assert run.clear_launched_by([os.getpid()]) == 2  # the bots' groups; the anchor is nobody's launch
+        assert hier.is_frozen(anchor)
+    finally:
+        assert run.clear()
+    assert not any(d.exists() for d in hier.dirs(run.run_id))
+
+
 @NEEDS_BWRAP
 def test_a_sandbox_init_orphaned_mid_launch_is_ended_by_the_next_run(tmp_path: Path) -> None:
     """The leftover a killed arena used to leave: bwrap killed between cloning its init and releasing it
