@@ -20,13 +20,13 @@ import random
 import statistics
 import sys
 import time
-import timeit
 from pathlib import Path
 
 from arena.engine import Hand, Rules, canonical_deck
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import proto_engine  # noqa: E402  (bench/proto_engine.py, the reference prototype)
+from machine import calibration_us  # noqa: E402  (bench/machine.py)
 
 
 def shuffled_decks(n_hands: int, seed: int) -> list[list[str]]:
@@ -97,15 +97,6 @@ def copy_and_legal_cost(rules: Rules, samples: int = 200_000) -> float:
             hand.copy().legal_actions()
         n += len(positions)
     return (time.process_time() - start) / n
-
-
-def calibration_us() -> float:
-    """Best-of-5 microseconds for ``sum(range(1000))``: how fast this machine is right now.
-
-    The shared VMs here swing by 2-3x; a quiet 2.6 GHz core takes about 9-10 us. Read the
-    rates above against it.
-    """
-    return min(timeit.repeat("sum(range(1000))", number=2000, repeat=5, timer=time.process_time)) / 2000 * 1e6
 
 
 def main() -> None:

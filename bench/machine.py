@@ -1,13 +1,23 @@
-"""What the benches share (imported by the bench scripts beside it): the machine's load, and a
-command run with the CPU of its whole process tree sampled from /proc."""
+"""What the benches share (imported by the bench scripts beside it): the machine's speed and load,
+and a command run with the CPU of its whole process tree sampled from /proc."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import time
+import timeit
 from dataclasses import dataclass
 from pathlib import Path
+
+
+def calibration_us() -> float:
+    """Best-of-5 microseconds of CPU for ``sum(range(1000))``: how fast this machine is right now.
+
+    The shared VMs here swing by 2-3x; a quiet 2.6 GHz core takes about 9-10 us. Read the
+    rates a bench prints against it.
+    """
+    return min(timeit.repeat("sum(range(1000))", number=2000, repeat=5, timer=time.process_time)) / 2000 * 1e6
 
 
 def load_average() -> str:

@@ -16,6 +16,13 @@ lock-step run takes half a minute here) keep the fixed part to about a tenth of 
 multiplexed run; ``--pairs 100`` (about 2,500 hands) or ``--pairs 40`` show how shorter runs
 fare, the fixed part weighing on the multiplexed run more.
 
+The ratio depends on the machine's speed, which the bench prints before and after the runs
+(``machine.calibration_us``). Lock-step waits for a process to wake up at every decision, a
+cost that does not shrink in proportion to a slower core; and on a slow enough core lock-step
+is CPU-bound as well, so the ratio falls toward the ratio of CPU per hand. Runs of this bench
+here gave 3.1-3.7x one day, and 2.0-2.4x on a day the calibration read 20-26 us, twice the
+time a quiet core takes.
+
 Before timing anything the bench compiles the packages' bytecode (``compileall``, into the
 checkout's ``__pycache__`` folders, which git ignores): a user's second run finds it there. With
 ``PYTHONDONTWRITEBYTECODE`` set in the environment, every run would otherwise compile about a
@@ -35,7 +42,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from machine import load_average, run_sampled  # bench/machine.py: a script's folder is on its import path
+from machine import calibration_us, load_average, run_sampled  # bench/machine.py: a script's folder is on its import path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("arena", "protocol", "results", "botkit")  # what the arena and the bots' SDK import
@@ -82,6 +89,7 @@ def main() -> None:
     lock: list[Run] = []
     multi: list[Run] = []
     subprocess.run([sys.executable, "-m", "compileall", "-q", *PACKAGES], check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+    calibration = [calibration_us()]
     with tempfile.TemporaryDirectory(prefix="arena-bench-") as tmp:
         fixed = (run(Path(tmp) / "lock-fixed", 1, args, pairs=1).seconds,
                  run(Path(tmp) / "multi-fixed", args.games, args, pairs=1).seconds)
@@ -93,6 +101,7 @@ def main() -> None:
                   f"CPU/hand), multiplexed {multi[-1].hands_per_s:5.0f} hands/s ({multi[-1].cpu_ms_per_hand:.2f} ms "
                   f"CPU/hand), ratio {multi[-1].hands_per_s / lock[-1].hands_per_s:.2f}x "
                   f"({len(lock[-1].matches)} matches, {lock[-1].hands} hands, load {load_average()})")
+    calibration.append(calibration_us())
     med = statistics.median
     ratios = [m.hands_per_s / lk.hands_per_s for m, lk in zip(multi, lock)]
     print(f"lock-step   (--max-games 1):  {med(r.hands_per_s for r in lock):6.0f} hands/s  "
@@ -106,6 +115,8 @@ def main() -> None:
           f"lock-step {med(r.beyond(fixed[0]) for r in lock):.0f} hands/s, multiplexed "
           f"{med(r.beyond(fixed[1]) for r in multi):.0f} hands/s, ratio {med(beyond):.2f}x "
           f"(range {min(beyond):.2f}-{max(beyond):.2f}x)")
+    print(f"calibration: {calibration[0]:.1f} us before the runs, {calibration[1]:.1f} us after (sum(range(1000)); "
+          "~9-10 us on a quiet core)")
 
 
 if __name__ == "__main__":
