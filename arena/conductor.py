@@ -11,11 +11,11 @@ session was in.
 Nothing a bot does makes the loop wait with other bots' clocks running. A match may be
 admitted on processes still starting: their handshakes are steps of this same loop
 (``BotSession.shake``), each within its own limit, and the match's first request goes out once
-both seats are greeted, while the other matches play on. What the loop does besides reading and
-sending (freezing and thawing bots, which can take a millisecond on a busy machine, the feed
-starting and closing processes, or waiting a moment to tell a crash from a disconnect) stops
-the clocks of the requests out meanwhile (``_stopped_clocks``), and a request's clock starts
-once every bot asked in its round is thawed.
+both seats are greeted, while the other matches play on. What the loop does between rounds
+(the feed starting and closing processes, or waiting a moment to tell a crash from a
+disconnect) stops the clocks of the requests out meanwhile (``_stopped_clocks``). A request's
+clock starts once its bot is thawed: a thaw can take a millisecond on a busy machine, during
+which the bot cannot think. Bots already thawed are thinking meanwhile, so their clocks run on.
 
 Fair polling: a session's link is polled only while it owes an answer (``_owe`` and
 ``_settle`` mark those moments), so whatever a bot sends while its opponent thinks waits in
@@ -171,14 +171,13 @@ class _Conductor:
         self._flush()  # the last matches' match_over
 
     def _freeze_idle(self) -> None:
-        """Freeze the bots that answered and owe nothing now. Called once the round's messages
-        are handled, and before anything that may wait (a death, starting processes), not at
-        each answer: a bot asked again at once is not frozen and thawed for nothing. Freezing
-        can take a millisecond on a busy machine: the clocks of the requests out stop meanwhile."""
-        if not self.answered:
-            return
-        with self._stopped_clocks():
-            for session in self.answered:
+        """Freeze the bots that answered and owe nothing now, not even a request the round
+        queued. Called once the round's messages are handled, and before anything that may wait
+        (a death, starting processes), not at each answer: a bot asked again at once (the same
+        game after its own move or an instant reply, or another of its games) is not frozen and
+        thawed for nothing."""
+        for session in self.answered:
+            if not self.owed.get(id(session)):
                 session.freeze_if_idle()
         self.answered.clear()
 
@@ -312,23 +311,19 @@ class _Conductor:
 
     def _flush(self) -> None:
         """Send what the round queued, in order: its requests leave together (the bots read them
-        in one wakeup, and the link's I/O thread is woken once, not per message). Every bot
-        asked is thawed first, and then the clocks start: a thaw can take a millisecond on a
-        busy machine, which must not count against any bot. A link that cannot take a message
-        is lost (its requests fault)."""
+        in one wakeup, and the link's I/O thread is woken once, not per message). Each request's
+        clock starts once its bot is thawed, just before it is sent: a bot is never charged for
+        a thaw, its own or another's, while it is frozen. A link that cannot take a message is
+        lost (its requests fault)."""
         while self.outbox:
-            # a request faulted while queued (e.g. its link sent garbage) is never sent
-            outbox = [item for item in self.outbox if item[2] is None or not item[2].settled]
-            self.outbox = []
-            asked = [(session, request) for session, _, request in outbox if request is not None]
-            if asked:
-                with self._stopped_clocks():  # the requests out already do not pay for the thaws either
-                    for session, request in asked:
-                        request.cpu_ns = session.begin_request(self.round)
-            now = time.monotonic()
+            outbox, self.outbox = self.outbox, []
             lost: list[BotSession] = []
             for session, payload, pending in outbox:
                 if pending is not None:
+                    if pending.settled:  # faulted while queued (e.g. its link sent garbage): never sent
+                        continue
+                    pending.cpu_ns = session.begin_request(self.round)
+                    now = time.monotonic()
                     pending.sent_at, pending.deadline = now, now + pending.budget_s
                 if session.alive and session not in lost and not session.send(payload):
                     lost.append(session)
@@ -454,8 +449,7 @@ class _Conductor:
         pending = self._settle(session, key)
         if pending.sent_at is not None:  # it was thawed for it
             session.end_request(self.round)
-        with self._stopped_clocks():
-            session.freeze_if_idle()  # at once: a bot that timed out may well be computing still
+        session.freeze_if_idle()  # at once: a bot that timed out may well be computing still
         game = pending.game
         game.waiting = False
         fault = game.referee.fault_record(

@@ -5,19 +5,18 @@
   at a time;
 - ``arena match`` end to end;
 - process reuse across matches, never for both halves of a pair;
-- the time the harness takes to freeze and thaw bots is charged to no bot.
+- a bot's clock starts once it is thawed, and a bot asked again at once is not frozen in between.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import json
 import re
 import subprocess
 import sys
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -192,42 +191,58 @@ def test_max_games_gives_the_same_matches_as_one_at_a_time(
         assert outcome_key(many) == outcome_key(one), one.match_id
 
 
-SLOW_S = 0.25  # far more than a freeze or thaw takes (a millisecond at worst), far less than the limit
-SLOW_EVERY = 5  # one call in so many is slow: enough of them come while the other match's bot thinks
+SLOW_S = 0.25  # far more than a thaw takes (a millisecond at worst), far less than the limit
 
 
-@pytest.mark.parametrize("step", ["thaw", "freeze"])
-def test_a_slow_freeze_or_thaw_counts_against_no_bot(step: str, random_bot: Manifest, tmp_path: Path,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    """Four bots in two matches at once: while the conductor thaws the bots it asks, or
-    freezes those that answered, the other match's bot may be thinking. That is the harness's
-    time, so however long it takes, no recorded decision time holds it (before the fix each
-    bot was charged the other match's thaws, or freezes, that happened while it thought)."""
-    real = getattr(BotProcess, step)
-    calls = itertools.count(1)
+def test_a_bot_is_not_charged_for_its_own_thaw(random_bot: Manifest, tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bot cannot think while it is frozen, so its clock starts once it is thawed, however
+    long the thaw takes (before the fix the clock started before the thaw)."""
+    real_thaw = BotProcess.thaw
 
-    def slow(self: BotProcess) -> None:
-        real(self)
-        if next(calls) % SLOW_EVERY:
-            return
+    def slow_thaw(self: BotProcess) -> None:
         deadline = time.monotonic() + SLOW_S
         while time.monotonic() < deadline:  # the harness busy, as a loaded machine makes it
             pass
+        real_thaw(self)
 
-    monkeypatch.setattr(BotProcess, step, slow)
+    monkeypatch.setattr(BotProcess, "thaw", slow_thaw)
     settings = MatchSettings()
     with SessionPool(tmp_path, settings) as pool:
-        seats = []
-        for _ in range(2):
-            first = pool.acquire(random_bot)
-            seats.append((first, pool.acquire(random_bot, exclude=(first,))))
-        games = [(Referee(f"{step}-{i}", 300 + i, settings.rules, ("random", "random"), settings.time_control,
-                          settings.policy), pair) for i, pair in enumerate(seats)]
-        outcomes = play_matches(games)
-    thinks = [think for outcome in outcomes for think in outcome.think_ms]
-    assert all(not outcome.faults and outcome.winner in (0, 1) for outcome in outcomes)
-    assert len(thinks) > 20
-    assert max(think.wall_ms for think in thinks) < SLOW_S * 1000.0, sorted(t.wall_ms for t in thinks)[-5:]
+        first = pool.acquire(random_bot)
+        seats = (first, pool.acquire(random_bot, exclude=(first,)))
+        [outcome] = play_matches([(Referee("thaw", 300, settings.rules, ("random", "random"), settings.time_control,
+                                           settings.policy), seats)])
+    assert not outcome.faults and outcome.winner in (0, 1) and len(outcome.think_ms) > 10
+    assert max(think.wall_ms for think in outcome.think_ms) < SLOW_S * 1000.0
+
+
+def test_a_bot_asked_again_at_once_is_not_frozen_in_between(random_bot: Manifest, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A seat that moves several times in a row (it won the trick it followed, or melds before
+    it leads) is frozen once at the end of the run, not after each move: its next request is
+    already queued when the round's answers are handled."""
+    freezes: Counter[int] = Counter()
+    real_freeze = BotProcess.freeze
+
+    def counting_freeze(self: BotProcess) -> None:
+        freezes[id(self)] += 1
+        real_freeze(self)
+
+    settings = MatchSettings()
+    with SessionPool(tmp_path, settings) as pool:
+        first = pool.acquire(random_bot)
+        seats = (first, pool.acquire(random_bot, exclude=(first,)))
+        monkeypatch.setattr(BotProcess, "freeze", counting_freeze)  # after the handshakes' freezes
+        [outcome] = play_matches([(Referee("runs", 301, settings.rules, ("random", "random"), settings.time_control,
+                                           settings.policy), seats)])
+        monkeypatch.undo()
+    movers = [think.seat for think in outcome.think_ms]
+    runs = Counter(seat for i, seat in enumerate(movers) if i + 1 == len(movers) or movers[i + 1] != seat)
+    assert not outcome.faults and len(movers) > sum(runs.values())  # a seat moved twice in a row
+    for seat, session in enumerate(seats):
+        assert session.process is not None
+        assert freezes[id(session.process)] == runs[seat], (seat, freezes[id(session.process)], runs[seat], len(movers))
 
 
 # ---------------------------------------------------------------------------- CLI

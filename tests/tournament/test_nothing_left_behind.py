@@ -44,9 +44,12 @@ def tournament(folder: Path, out: Path, pairs: int) -> Path:
 
 
 def frozen_groups(hier: cgroups.Hierarchy, run_id: str) -> list[str]:
-    """The run's bot groups frozen now; one being made may not be in every hierarchy yet."""
+    """The run's bot groups frozen now (not the run's empty FREEZER_ANCHOR); one being made may
+    not be in every hierarchy yet."""
     found = []
     for group in hier.children(run_id):
+        if group == cgroups.FREEZER_ANCHOR:
+            continue
         try:
             if hier.is_frozen(f"{run_id}/{group}"):
                 found.append(group)
