@@ -30,12 +30,13 @@ def load_average() -> str:
 
 @dataclass(frozen=True)
 class TreeRun:
-    """One command run to its end: wall seconds, and CPU seconds of its process tree and of the
-    bot processes in it, sampled from /proc."""
+    """One command run to its end: wall seconds, and CPU seconds of its process tree, of the
+    bot processes in it and of the command's own process, sampled from /proc."""
 
     seconds: float
     cpu_s: float
     bots_s: float
+    root_s: float
 
 
 SAMPLE_S = 0.1
@@ -63,7 +64,8 @@ def run_sampled(command: list[str], cwd: Path) -> TreeRun:
     seconds = time.perf_counter() - start
     if process.returncode != 0:
         raise RuntimeError(f"{command[:4]} exited with status {process.returncode}")
-    return TreeRun(seconds, sum(s for s, _ in cpu.values()), sum(s for s, bot in cpu.values() if bot))
+    return TreeRun(seconds, sum(s for s, _ in cpu.values()), sum(s for s, bot in cpu.values() if bot),
+                   cpu.get(process.pid, (0.0, False))[0])
 
 
 class _Sampler:

@@ -4,8 +4,9 @@ Plays the same round robin of random bots (public deals, one seed) through the r
 line, lock-step then multiplexed, ``--runs`` times, and prints for each run the hands/s of the
 whole run (start-up, sandboxes, storing, ratings and the leaderboard included), the CPU
 milliseconds per hand of the whole process tree (arena and bots, sampled from /proc every 100 ms
-by ``machine.run_sampled``), and the ratio of the two runs side by side. Then
-the medians. The two stored results are checked equal match by match.
+by ``machine.run_sampled``), and the ratio of the two runs side by side. Then the medians, and
+the CPU per hand split between the bots, the arena's parent process and the rest (the workers,
+and the sandboxes' own small processes). The two stored results are checked equal match by match.
 
 A run pays a second or two that do not depend on its length (imports, eight sandboxed bot
 processes starting, the last matches winding down, the leaderboard). The bench measures them
@@ -58,6 +59,8 @@ class Run:
     matches: list[tuple[int, ...]]
     hands: int
     seconds: float
+    bots_ms_per_hand: float  # the part of cpu_ms_per_hand that the bot processes used
+    parent_ms_per_hand: float  # the part that the arena's own process used (storing, ratings)
 
     def beyond(self, fixed_s: float) -> float:
         """Hands/s over the seconds beyond ``fixed_s``."""
@@ -75,7 +78,8 @@ def run(out: Path, games: int, args: argparse.Namespace, pairs: int | None = Non
     with sqlite3.connect(out / "arena.sqlite") as con:
         matches = con.execute(MATCHES).fetchall()
     hands = sum(int(row[-1]) for row in matches)
-    return Run(hands / tree.seconds, tree.cpu_s / hands * 1000.0, matches, hands, tree.seconds)
+    return Run(hands / tree.seconds, tree.cpu_s / hands * 1000.0, matches, hands, tree.seconds,
+               tree.bots_s / hands * 1000.0, tree.root_s / hands * 1000.0)
 
 
 def main() -> None:
@@ -110,6 +114,10 @@ def main() -> None:
           f"{med(r.cpu_ms_per_hand for r in multi):.2f} ms CPU/hand")
     print(f"ratio: {med(ratios):.2f}x median of the runs' ratios (range {min(ratios):.2f}-{max(ratios):.2f}x; "
           f"target >= 3x), concurrency {args.concurrency}, load {load_average()}")
+    for label, runs in (("lock-step", lock), ("multiplexed", multi)):
+        bots, parent = med(r.bots_ms_per_hand for r in runs), med(r.parent_ms_per_hand for r in runs)
+        print(f"{label} CPU/hand by process: bots {bots:.2f} ms, arena parent {parent:.2f} ms, workers and the "
+              f"rest {med(r.cpu_ms_per_hand for r in runs) - bots - parent:.2f} ms")
     beyond = [m.beyond(fixed[1]) / lk.beyond(fixed[0]) for m, lk in zip(multi, lock)]
     print(f"fixed part (one pair per pairing): lock-step {fixed[0]:.1f} s, multiplexed {fixed[1]:.1f} s; beyond it: "
           f"lock-step {med(r.beyond(fixed[0]) for r in lock):.0f} hands/s, multiplexed "
