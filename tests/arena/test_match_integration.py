@@ -5,7 +5,8 @@
   at a time;
 - ``arena match`` end to end;
 - process reuse across matches, never for both halves of a pair;
-- a bot's clock starts once it is thawed, and a bot asked again at once is not frozen in between.
+- a bot's clock starts once it is thawed and runs while others are frozen and thawed, and a
+  bot asked again at once is not frozen in between.
 """
 
 from __future__ import annotations
@@ -23,10 +24,11 @@ from typing import Any
 import pytest
 
 from arena.botproc import BotProcess, Manifest, load_manifest
+from arena.clock import TimeControl
 from arena.conductor import play_matches
 from arena.engine import CARD_NAMES, SUITS, Hand, Rules
 from arena.engine.cards import cards_of
-from arena.engine.records import HandRecord, MatchOutcome
+from arena.engine.records import FaultKind, HandRecord, MatchOutcome
 from arena.matchplay import MatchSettings, SessionPool, play_match
 from arena.referee import Referee
 from arena.session import BotSession
@@ -243,6 +245,44 @@ def test_a_bot_asked_again_at_once_is_not_frozen_in_between(random_bot: Manifest
     for seat, session in enumerate(seats):
         assert session.process is not None
         assert freezes[id(session.process)] == runs[seat], (seat, freezes[id(session.process)], runs[seat], len(movers))
+
+
+STALL_S = 0.01  # what each freeze and thaw costs the harness here: a slow machine's, tenfold
+
+
+def test_other_bots_freezes_and_thaws_give_a_thinking_bot_no_extra_time(
+    random_bot: Manifest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The slow bot thinks past its limit in one match while random bots play two others in the
+    same conductor, each of their moves costing the harness a freeze and a thaw. The slow bot is
+    thawed and thinking all that time, so its clock runs on and it times out. (Stopping the clocks
+    during freezes and thaws, as ef9db32 did, handed it the stalls: a bot could win time by
+    making the arena freeze and thaw its other games' opponents.)"""
+    for step in ("freeze", "thaw"):
+        real = getattr(BotProcess, step)
+
+        def stalled(self: BotProcess, real: Any = real) -> None:
+            real(self)
+            deadline = time.monotonic() + STALL_S
+            while time.monotonic() < deadline:
+                pass
+
+        monkeypatch.setattr(BotProcess, step, stalled)
+    settings = MatchSettings(time_control=TimeControl(time_limit_ms=200, bank_ms=1000))  # the slow bot takes both and 50 ms
+    slow = load_manifest(FAULTY / "slow")
+    with SessionPool(tmp_path, settings) as pool:
+        first = pool.acquire(slow)
+        seated = [(first, pool.acquire(random_bot, exclude=(first,)))]
+        for _ in range(2):  # new processes: none may be in two matches at once with max_games 1
+            taken = tuple(s for pair in seated for s in pair)
+            one = pool.acquire(random_bot, exclude=taken)
+            seated.append((one, pool.acquire(random_bot, exclude=(one, *taken))))
+        games = [(Referee(f"stall-{i}", 400 + i, settings.rules, (pair[0].name, pair[1].name), settings.time_control,
+                          settings.policy), pair) for i, pair in enumerate(seated)]
+        slowed, *others = play_matches(games)
+    assert [(f.kind, f.seat) for f in slowed.faults] == [(FaultKind.TIMEOUT, 0)], slowed.faults
+    assert slowed.forfeit and slowed.winner == 1
+    assert all(not outcome.faults and outcome.winner in (0, 1) for outcome in others)
 
 
 # ---------------------------------------------------------------------------- CLI
