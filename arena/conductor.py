@@ -55,7 +55,7 @@ class _Pending:
     budget_s: float
     request: bytes
     cpu_ns: int | None = None  # the bot's CPU counter when the request was sent
-    sent_at: float | None = None  # both set when the round's messages go out (``_flush``), the bot thawed then
+    sent_at: float | None = None  # both set in ``_flush`` right after the bot's thaw, as the request goes out
     deadline: float = math.inf
     settled: bool = False  # answered or faulted (a request settled before its round's flush is not sent)
 

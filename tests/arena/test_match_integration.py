@@ -196,6 +196,13 @@ def test_max_games_gives_the_same_matches_as_one_at_a_time(
 SLOW_S = 0.25  # far more than a thaw takes (a millisecond at worst), far less than the limit
 
 
+def busy(seconds: float) -> None:
+    """Keep this process busy for ``seconds``: the harness slowed down, as a loaded machine makes it."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        pass
+
+
 def test_a_bot_is_not_charged_for_its_own_thaw(random_bot: Manifest, tmp_path: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """A bot cannot think while it is frozen, so its clock starts once it is thawed, however
@@ -203,9 +210,7 @@ def test_a_bot_is_not_charged_for_its_own_thaw(random_bot: Manifest, tmp_path: P
     real_thaw = BotProcess.thaw
 
     def slow_thaw(self: BotProcess) -> None:
-        deadline = time.monotonic() + SLOW_S
-        while time.monotonic() < deadline:  # the harness busy, as a loaded machine makes it
-            pass
+        busy(SLOW_S)
         real_thaw(self)
 
     monkeypatch.setattr(BotProcess, "thaw", slow_thaw)
@@ -263,9 +268,7 @@ def test_other_bots_freezes_and_thaws_give_a_thinking_bot_no_extra_time(
 
         def stalled(self: BotProcess, real: Any = real) -> None:
             real(self)
-            deadline = time.monotonic() + STALL_S
-            while time.monotonic() < deadline:
-                pass
+            busy(STALL_S)
 
         monkeypatch.setattr(BotProcess, step, stalled)
     settings = MatchSettings(time_control=TimeControl(time_limit_ms=200, bank_ms=1000))  # the slow bot takes both and 50 ms
