@@ -55,12 +55,16 @@ RUNS_FOLDER = ".runs"
 V1_CONTROLLERS = ("cpu", "cpuacct", "memory", "pids", "freezer")
 V2_CONTROLLERS = ("cpu", "memory", "pids")
 CFS_PERIOD_US = 100_000
-V1_SHARES, V2_WEIGHT = 262_144, 10_000  # the scope's CPU weight: the most the scheduler allows
-SCOPE_WEIGHT_WHY = """Every bot's group is inside the scope, so the scheduler charges the time any
-bot uses to the scope as a whole too; with an ordinary weight a thawed bot would wait for
-the time a CPU hog beside it used. With the highest weight the scope is never behind the
-machine's other processes. Each bot stays capped by its own quota, and frozen bots use
-nothing, so the scope can take at most one CPU per bot that owes an answer."""
+V1_SHARES, V2_WEIGHT = 1024, 100  # the scope's CPU weight: the kernel's default, no more
+SCOPE_WEIGHT_WHY = """The scope weighs what one ordinary process weighs, so however busy the bots
+are, the arena's own processes (the referees and their clocks, outside the scope) get a CPU
+within a scheduler slice. With the
+scheduler's highest weight (262144, as until now) the scope ran first whenever any bot inside it
+could run: two capped CPU hogs thawed in two matches held both cores, and the arena's workers
+waited up to a second for a CPU with innocent bots' answers unread, their clocks running (an
+innocent expert was charged timeouts on a CI clone at 10 ms clocks). Bots still share the
+scope's time fairly with each other: every bot's group has the same weight inside it, each is
+capped by its own quota, and frozen bots use nothing."""
 FREEZER_ANCHOR = "freezer-anchor"
 """The empty group in each run's folder that stays frozen while the run lasts (cgroup v1)."""
 FREEZER_ANCHOR_WHY = """cgroup v1's freezer turns a kernel-wide switch (a static key) on when the

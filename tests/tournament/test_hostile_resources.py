@@ -1,5 +1,5 @@
 """Hostile bots against the per-bot control groups, in real matches and a small tournament:
-a CPU hog (6 busy processes) and a fork bomb. Only they may be charged; the other pairs'
+two CPU hogs (6 busy processes each) and a fork bomb. Only they may be charged; the other pairs'
 results equal a run without them; an innocent bot's decisions stay quick at tight clocks.
 
 Needs root with writable cgroups and bubblewrap (the guarantees are those of the groups).
@@ -21,21 +21,24 @@ ROOT = Path(__file__).resolve().parents[2]
 ARENA = [sys.executable, "-m", "arena.cli"]
 pytestmark = [pytest.mark.integration, pytest.mark.requires("cgroups", "bubblewrap")]
 
-# 10 ms a decision; the bank absorbs a rare scheduler delay (one innocent answer took 72 ms on a
-# CI clone with no hog in its match), while a hog that slowed innocents on every decision would
-# drain it within a hand.
-TIGHT = "[time_control]\ntime_limit_ms = 10\nbank_ms = 200"
+# 10 ms a decision; the bank absorbs a rare scheduler delay, while a hog that slowed innocents
+# on every decision would drain it within a hand. With two hogs thawed at once (one per match in
+# play) the scope weighed by the scheduler's highest weight held both cores, innocent answers
+# waited up to 145 ms to be read, and this bank ran dry (cgroups.SCOPE_WEIGHT_WHY).
+TIGHT = "[time_control]\ntime_limit_ms = 10\nbank_ms = 50"
+HOSTILE = ("bots/hostile/cpuhog", "bots/hostile/cpuhog", "bots/hostile/forkbomb")
+ATTACKERS = ("a", "b", "c")
 INNOCENT = ("expert", "greedy")
 
 
-def run_tournament(folder: Path, name: str, first_two: tuple[str, str]) -> Path:
+def run_tournament(folder: Path, name: str, first: tuple[str, ...]) -> Path:
     out = folder / name
-    lines = [f'name = "hostile"', "seed = 4", "pairs_per_pairing = 1", "concurrency = 2", 'deals = "public"',
+    lines = [f'name = "hostile"', "seed = 4", "pairs_per_pairing = 2", "concurrency = 2", 'deals = "public"',
              # Lock-step: a bot serving several games answers a request after its other games'
              # ones, and at 10 ms that queue alone can time it out; here only the hogs may slow anyone.
              "max_games = 1",
              "allow_unvalidated = true", f'output = "{out}"']
-    for label, path in zip(("a", "b", *INNOCENT), (*first_two, *(f"bots/{b}" for b in INNOCENT))):
+    for label, path in zip((*ATTACKERS, *INNOCENT), (*first, *(f"bots/{b}" for b in INNOCENT))):
         lines += ["[[bots]]", f'path = "{ROOT / path}"', f'name = "{label}"']
     spec = folder / f"{name}.toml"
     spec.write_text("\n".join(lines) + "\n" + TIGHT + "\n")
@@ -51,23 +54,23 @@ def query(db: Path, sql: str) -> list[tuple]:
 
 
 INNOCENT_MATCHES = ("SELECT pair_index, half, winner_seat, score0, score1, forfeit, void, hands FROM matches "
-                    "WHERE seat0 >= 2 AND seat1 >= 2 ORDER BY pair_index, half")
+                    f"WHERE seat0 >= {len(ATTACKERS)} AND seat1 >= {len(ATTACKERS)} ORDER BY pair_index, half")
 
 
 CHARGED = "SELECT e.label, f.kind FROM faults f JOIN entrants e ON e.entrant = f.entrant"
 
 
-def test_a_cpu_hog_and_a_fork_bomb_charge_nobody_else_at_tight_clocks(tmp_path: Path) -> None:
-    baseline = run_tournament(tmp_path, "baseline", ("bots/random", "bots/random"))
+def test_two_cpu_hogs_and_a_fork_bomb_charge_nobody_else_at_tight_clocks(tmp_path: Path) -> None:
+    baseline = run_tournament(tmp_path, "baseline", ("bots/random",) * len(ATTACKERS))
     if query(baseline, CHARGED):  # 10 ms clocks then measure the machine, not the hostile bots
         pytest.skip(f"the machine is too busy for 10 ms clocks (load {os.getloadavg()[0]:.0f} on "
                     f"{os.cpu_count()} CPUs): even the run without hostile bots charged {query(baseline, CHARGED)}")
-    hostile = run_tournament(tmp_path, "hostile", ("bots/hostile/cpuhog", "bots/hostile/forkbomb"))
+    hostile = run_tournament(tmp_path, "hostile", HOSTILE)
     charged = query(hostile, CHARGED)
-    assert {label for label, _kind in charged} <= {"a", "b"}, charged  # only the attackers, if anyone
+    assert {label for label, _kind in charged} <= set(ATTACKERS), charged  # only the attackers, if anyone
     assert query(hostile, INNOCENT_MATCHES) == query(baseline, INNOCENT_MATCHES)
-    times = [ms for (raw,) in query(hostile, "SELECT times_ms_json FROM think_times WHERE entrant >= 2")
-             for ms in json.loads(raw)]
+    innocent_times = f"SELECT times_ms_json FROM think_times WHERE entrant >= {len(ATTACKERS)}"
+    times = [ms for (raw,) in query(hostile, innocent_times) for ms in json.loads(raw)]
     assert times and statistics.median(times) < 5.0  # generous: the hog's pair never reaches them
 
 
