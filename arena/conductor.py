@@ -149,7 +149,8 @@ class _Conductor:
             for sock, _ in events:
                 session, is_monitor = self.by_socket[sock]
                 if session.starting:
-                    self._shake(session, now)
+                    if self._shake(session, now):
+                        now = time.monotonic()  # the clocks stopped for its kill: read what comes next at the time
                     continue
                 if is_monitor:
                     if session.link_lost() and session.alive:
@@ -159,7 +160,8 @@ class _Conductor:
                 for raw in session.receive(RECEIVE_BATCH):
                     if not session.alive:
                         break
-                    self._on_message(session, raw, now)
+                    if self._on_message(session, raw, now):
+                        now = time.monotonic()  # as above
             self._freeze_idle()
             now = time.monotonic()
             self._expire(now)
@@ -219,11 +221,14 @@ class _Conductor:
         try:
             yield
         finally:
-            spent = time.monotonic() - began
-            for pending in self.pending.values():
-                if pending.sent_at is not None:
-                    pending.sent_at += spent
-                    pending.deadline += spent
+            self._give_back(time.monotonic() - began)
+
+    def _give_back(self, spent: float) -> None:
+        """The requests out start ``spent`` seconds later, and their deadlines move as far."""
+        for pending in self.pending.values():
+            if pending.sent_at is not None:
+                pending.sent_at += spent
+                pending.deadline += spent
 
     def _watch(self, session: BotSession) -> None:
         self.sessions.append(session)
@@ -249,11 +254,16 @@ class _Conductor:
 
     # ------------------------------------------------------------------ greeting
 
-    def _shake(self, session: BotSession, now: float) -> None:
+    def _shake(self, session: BotSession, now: float) -> bool:
         """A step of a starting session's handshake; once it ends (welcomed or dead), the games
-        it seats whose seats are all greeted send their first request."""
+        it seats whose seats are all greeted send their first request. True if the bot died in
+        it: the time its kill took is nobody's (the clocks of the requests out stopped)."""
+        began = time.monotonic()
         if session.shake(now):
-            return
+            return False
+        killed = not session.alive
+        if killed:
+            self._give_back(time.monotonic() - began)
         self.starting.remove(session)
         self.poller.unregister(session.socket)  # polled again while it owes an answer
         self.greeted = True
@@ -261,6 +271,7 @@ class _Conductor:
             if game.seating and session in game.sessions and not any(s.starting for s in game.sessions):
                 game.seating = False
                 self._dispatch(game)
+        return killed
 
     # ------------------------------------------------------------------ owing
 
@@ -349,22 +360,27 @@ class _Conductor:
 
     # ------------------------------------------------------------------ receiving
 
-    def _on_message(self, session: BotSession, raw: bytes, now: float) -> None:
+    def _on_message(self, session: BotSession, raw: bytes, now: float) -> bool:
+        """Handle one message of a ready session; True if it broke the protocol and was killed
+        (the clocks of the requests out stopped meanwhile: a kill takes milliseconds, and the
+        bots thinking in other games must not pay for it)."""
         try:
             reply = parse_reply(raw)
         except ProtocolError as exc:
             kind = FaultKind(exc.code)
-            if kind in (FaultKind.PROTOCOL, FaultKind.DISCONNECT):
-                self._lose(session, session.fail(kind, str(exc), reply=raw))
-            else:
+            if kind not in (FaultKind.PROTOCOL, FaultKind.DISCONNECT):
                 self._fault_pending(session, kind, f"unreadable reply: {exc}", raw, now)
-            return
+                return False
+            with self._stopped_clocks():
+                death = session.fail(kind, str(exc), reply=raw)
+            self._lose(session, death)
+            return True
         key = (id(session), reply.seq)
         pending = self.pending.get(key)
         if pending is None or pending.sent_at is None or pending.game.referee.match_id != reply.game_id:
             session.dropped_replies += 1
             log.info("dropped a reply from %s with seq %s (never issued or stale)", session.name, reply.seq)
-            return
+            return False
         self._settle(session, key)
         game = pending.game
         game.waiting = False
@@ -374,6 +390,7 @@ class _Conductor:
         game.notices += game.referee.answer(reply.action, now - pending.sent_at, raw, cpu_s=cpu_s,
                                             request=pending.request, stderr_tail=session.stderr_tail)
         self._dispatch(game)
+        return False
 
     def _fault_pending(self, session: BotSession, kind: FaultKind, detail: str, raw: bytes | None,
                        now: float) -> None:

@@ -33,6 +33,8 @@ from arena.matchplay import MatchSettings, SessionPool, play_match
 from arena.referee import Referee
 from arena.session import BotSession
 
+from .conftest import BOTFIXTURES
+
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
@@ -286,6 +288,36 @@ def test_other_bots_freezes_and_thaws_give_a_thinking_bot_no_extra_time(
     assert [(f.kind, f.seat) for f in slowed.faults] == [(FaultKind.TIMEOUT, 0)], slowed.faults
     assert slowed.forfeit and slowed.winner == 1
     assert all(not outcome.faults and outcome.winner in (0, 1) for outcome in others)
+
+
+def test_a_bot_killed_mid_round_costs_the_bots_thinking_elsewhere_nothing(
+    random_bot: Manifest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bot that breaks the protocol is killed inside the poll round that reads it, while the
+    other matches' bots think. Their clocks stop for the kill (slowed here to 250 ms, far past
+    the 100 ms a ponder bot thinks): before the fix, the ponder bot's answer waited unread
+    through the kill and it timed out at a 200 ms limit."""
+    real_kill = BotProcess.kill
+
+    def slow_kill(self: BotProcess, timeout: float = 5.0) -> bool:
+        if self.poll() is None:  # only a kill of a live bot: later calls find it reaped
+            busy(SLOW_S)
+        return real_kill(self, timeout)
+
+    monkeypatch.setattr(BotProcess, "kill", slow_kill)
+    settings = MatchSettings(time_control=TimeControl(time_limit_ms=200, bank_ms=0))
+    ponder = load_manifest(BOTFIXTURES / "ponder")
+    with SessionPool(tmp_path, settings) as pool:
+        hostile = pool.acquire(load_manifest(REPO / "bots/hostile/rehello"))
+        seated = [(hostile, pool.acquire(random_bot, exclude=(hostile,)))]
+        thinker = pool.acquire(ponder, exclude=(*seated[0],))
+        seated.append((thinker, pool.acquire(ponder, exclude=(*seated[0], thinker))))
+        games = [(Referee(f"kill-{i}", 500 + i, settings.rules, (pair[0].name, pair[1].name), settings.time_control,
+                          settings.policy), pair) for i, pair in enumerate(seated)]
+        killed, thought = play_matches(games)
+    assert [(f.kind, f.seat) for f in killed.faults] == [(FaultKind.PROTOCOL, 0)], killed.faults
+    assert not thought.faults and thought.winner in (0, 1), thought.faults
+    assert len(thought.think_ms) > 10 and max(think.wall_ms for think in thought.think_ms) < SLOW_S * 1000.0
 
 
 # ---------------------------------------------------------------------------- CLI
