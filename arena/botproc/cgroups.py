@@ -56,16 +56,15 @@ V1_CONTROLLERS = ("cpu", "cpuacct", "memory", "pids", "freezer")
 V2_CONTROLLERS = ("cpu", "memory", "pids")
 CFS_PERIOD_US = 100_000
 V1_SHARES, V2_WEIGHT = 1024, 100  # the scope's CPU weight: the kernel's default, no more
-REFEREE_NICE = -10
-SCOPE_WEIGHT_WHY = """The scope weighs what one ordinary process weighs, and the arena's own
-processes (the referees and their clocks, outside the scope) run at nice REFEREE_NICE, some
-nine times that weight: when the arena and the bots want the same CPU, the arena goes first,
-reads the answers at once and waits for no bot. With the scheduler's highest weight on the scope
-(262144, as until 2026-12) the bots went first whenever any of them could run: two capped CPU
-hogs thawed in two matches held both cores, the arena's workers waited up to a second for a CPU
-with innocent bots' answers unread and their clocks running, and an innocent bot was charged
-timeouts at 10 ms clocks. Bots share the scope's time fairly with each other: every bot's group
-has the same weight inside it, each is capped by its own quota, and frozen bots use nothing."""
+SCOPE_WEIGHT_WHY = """The scope weighs what one ordinary process weighs, so however busy the bots
+are, the arena's own processes (the referees and their clocks, outside the scope) get a CPU
+within a scheduler slice. With the
+scheduler's highest weight (262144, as until now) the scope ran first whenever any bot inside it
+could run: two capped CPU hogs thawed in two matches held both cores, and the arena's workers
+waited up to a second for a CPU with innocent bots' answers unread, their clocks running (an
+innocent expert was charged timeouts on a CI clone at 10 ms clocks). Bots still share the
+scope's time fairly with each other: every bot's group has the same weight inside it, each is
+capped by its own quota, and frozen bots use nothing."""
 FREEZER_ANCHOR = "freezer-anchor"
 """The empty group in each run's folder that stays frozen while the run lasts (cgroup v1)."""
 FREEZER_ANCHOR_WHY = """cgroup v1's freezer turns a kernel-wide switch (a static key) on when the
@@ -658,17 +657,6 @@ class BotCgroup:
 # ---------------------------------------------------------------------- a run's groups
 
 
-def put_arena_first() -> None:
-    """Lower this process's nice, every thread of it, to ``REFEREE_NICE`` (see SCOPE_WEIGHT_WHY);
-    the workers and threads it starts later inherit it. Without the right to (not root), nothing."""
-    for tid in os.listdir("/proc/self/task"):
-        try:
-            if os.getpriority(os.PRIO_PROCESS, int(tid)) > REFEREE_NICE:
-                os.setpriority(os.PRIO_PROCESS, int(tid), REFEREE_NICE)
-        except (PermissionError, ProcessLookupError):  # no CAP_SYS_NICE, or the thread ended
-            continue
-
-
 class RunGroups:
     """The groups of one arena run (``SCOPE/<run-id>/...``) and its watchdog."""
 
@@ -681,8 +669,6 @@ class RunGroups:
         self._lock = threading.Lock()
         self._owner = os.getpid()
         self._watch_w: int | None = None
-        if _detected()[0] is not None:  # the bots will be in the scope (and no warning yet)
-            put_arena_first()
         if watch:
             self._start_watchdog()
 

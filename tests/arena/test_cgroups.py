@@ -133,24 +133,6 @@ def test_without_groups_the_arena_warns_once_and_plays(tmp_path: Path) -> None:
     assert done.stderr.count("control groups unavailable") == 1, done.stderr
 
 
-def test_a_run_puts_the_arena_before_its_bots_on_the_cpu() -> None:
-    """The arena's processes outrank the bots' scope (SCOPE_WEIGHT_WHY): every thread of the
-    process that begins a run, and the workers it forks, run at REFEREE_NICE. The behaviour it
-    buys is tested in tests/tournament/test_hostile_resources.py (two CPU hogs, 10 ms clocks)."""
-    code = ("import os, threading, time; from arena.botproc import cgroups; "
-            "helper = threading.Thread(target=time.sleep, args=(2,), daemon=True); helper.start(); "
-            "run = cgroups.begin_run(); pid = os.fork(); "
-            "pid or os._exit(os.getpriority(os.PRIO_PROCESS, 0) + 64); "
-            "_, status = os.waitpid(pid, 0); run.close(); "
-            "print(sorted(os.getpriority(os.PRIO_PROCESS, int(t)) for t in os.listdir('/proc/self/task')), "
-            "os.waitstatus_to_exitcode(status) - 64)")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60,
-                          preexec_fn=lambda: os.setpriority(os.PRIO_PROCESS, 0, 0))  # as a user starts it
-    assert done.returncode == 0, done.stderr
-    nice = cgroups.REFEREE_NICE
-    assert done.stdout.split() == [f"[{nice},", f"{nice}]", str(nice)]  # both threads, and the fork
-
-
 def test_a_run_keeps_an_empty_group_frozen_until_it_is_cleared() -> None:
     """cgroup v1 only: with no other group frozen, each freeze and thaw of a bot turns the
     kernel's freezer switch and patches kernel code on every CPU (FREEZER_ANCHOR_WHY)."""
