@@ -161,7 +161,7 @@ class _Conductor:
                     if not session.alive:
                         break
                     if self._on_message(session, raw, now):
-                        now = time.monotonic()  # as above
+                        now = time.monotonic()  # the clocks stopped for its kill: read the next messages at the time
             self._freeze_idle()
             now = time.monotonic()
             self._expire(now)

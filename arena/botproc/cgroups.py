@@ -58,13 +58,12 @@ CFS_PERIOD_US = 100_000
 V1_SHARES, V2_WEIGHT = 1024, 100  # the scope's CPU weight: the kernel's default, no more
 SCOPE_WEIGHT_WHY = """The scope weighs what one ordinary process weighs, so however busy the bots
 are, the arena's own processes (the referees and their clocks, outside the scope) get a CPU
-within a scheduler slice. With the
-scheduler's highest weight (262144, as until now) the scope ran first whenever any bot inside it
-could run: two capped CPU hogs thawed in two matches held both cores, and the arena's workers
-waited up to a second for a CPU with innocent bots' answers unread, their clocks running (an
-innocent expert was charged timeouts on a CI clone at 10 ms clocks). Bots still share the
-scope's time fairly with each other: every bot's group has the same weight inside it, each is
-capped by its own quota, and frozen bots use nothing."""
+within a scheduler slice. With the scheduler's highest weight (262144, until 2026-12) the scope
+ran first whenever any bot inside it could run: two capped CPU hogs thawed in two matches held
+both cores, and the arena's workers waited up to a second for a CPU with innocent bots' answers
+unread, their clocks running (an innocent expert was charged timeouts on a CI clone at 10 ms
+clocks). Bots still share the scope's time fairly with each other: every bot's group has the
+same weight inside it, each is capped by its own quota, and frozen bots use nothing."""
 FREEZER_ANCHOR = "freezer-anchor"
 """The empty group in each run's folder that stays frozen while the run lasts (cgroup v1)."""
 FREEZER_ANCHOR_WHY = """cgroup v1's freezer turns a kernel-wide switch (a static key) on when the

@@ -107,7 +107,7 @@ def test_the_v2_backend_writes_the_limits_the_kernel_expects(tmp_path: Path) -> 
     assert (group / "pids.max").read_text() == "64"
     assert (group / "memory.max").read_text() == str(1 << 30)
     assert (group / "cpu.max").read_text() == "100000 100000"
-    assert (tmp_path / "cpu.weight").read_text() == "100"  # no more than an ordinary process: the arena runs first
+    assert (tmp_path / "cpu.weight").read_text() == "100"  # no more than an ordinary process: the bots never starve the arena
     hier.set_frozen("run/bot-1-1", True)
     assert (group / "cgroup.freeze").read_text() == "1"
     (group / "cpu.stat").write_text("usage_usec 1500\nuser_usec 1000\nsystem_usec 500\n")

@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from arena.botproc import BotProcess, Manifest, load_manifest
+from arena.botproc.process import KILL_TIMEOUT_S
 from arena.clock import TimeControl
 from arena.conductor import play_matches
 from arena.engine import CARD_NAMES, SUITS, Hand, Rules
@@ -299,7 +300,7 @@ def test_a_bot_killed_mid_round_costs_the_bots_thinking_elsewhere_nothing(
     through the kill and it timed out at a 200 ms limit."""
     real_kill = BotProcess.kill
 
-    def slow_kill(self: BotProcess, timeout: float = 5.0) -> bool:
+    def slow_kill(self: BotProcess, timeout: float = KILL_TIMEOUT_S) -> bool:
         if self.poll() is None:  # only a kill of a live bot: later calls find it reaped
             busy(SLOW_S)
         return real_kill(self, timeout)
