@@ -321,6 +321,37 @@ def test_a_bot_killed_mid_round_costs_the_bots_thinking_elsewhere_nothing(
     assert len(thought.think_ms) > 10 and max(think.wall_ms for think in thought.think_ms) < SLOW_S * 1000.0
 
 
+def test_a_bot_killed_in_its_handshake_costs_the_bots_thinking_elsewhere_nothing(
+    random_bot: Manifest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bot whose hello carries a forged token is killed inside the handshake step of the poll
+    loop, while a match already in play thinks. The ponder bots' clocks stop for the kill (slowed
+    to 250 ms, past their 200 ms limit with no bank): only the forger is charged."""
+    real_kill = BotProcess.kill
+
+    def slow_kill(self: BotProcess, timeout: float = KILL_TIMEOUT_S) -> bool:
+        if self.poll() is None:
+            busy(SLOW_S)
+        return real_kill(self, timeout)
+
+    monkeypatch.setattr(BotProcess, "kill", slow_kill)
+    settings = MatchSettings(time_control=TimeControl(time_limit_ms=200, bank_ms=0))
+    ponder = load_manifest(BOTFIXTURES / "ponder")
+    with SessionPool(tmp_path, settings) as pool:
+        thinker = pool.acquire(ponder)
+        seated = [(thinker, pool.acquire(ponder, exclude=(thinker,)))]
+        forger = pool.take(load_manifest(REPO / "bots/hostile/forgedtoken"))  # greeted by the conductor, in play
+        assert forger.starting
+        seated.append((forger, pool.acquire(random_bot, exclude=(*seated[0], forger))))
+        games = [(Referee(f"forge-{i}", 600 + i, settings.rules, (pair[0].name, pair[1].name), settings.time_control,
+                          settings.policy), pair) for i, pair in enumerate(seated)]
+        thought, forged = play_matches(games)
+    assert [(f.kind, f.seat) for f in forged.faults] == [(FaultKind.PROTOCOL, 0)], forged.faults
+    assert "wrong token" in forged.faults[0].detail
+    assert not thought.faults and thought.winner in (0, 1), thought.faults
+    assert len(thought.think_ms) >= 8 and max(think.wall_ms for think in thought.think_ms) < SLOW_S * 1000.0
+
+
 # ---------------------------------------------------------------------------- CLI
 
 
