@@ -89,7 +89,8 @@ class SessionPool:
         in ``exclude`` and (with ``room``) plays fewer games than it was granted; None if there is
         none. A starting session has room for one game: its grant is known from its hello."""
         for session in self.idle:
-            if (session.manifest == manifest and (session.alive or session.starting) and session not in exclude
+            if ((session.manifest is manifest or session.manifest == manifest)  # a worker's specs share one
+                    and (session.alive or session.starting) and session not in exclude
                     and (not room or session.load < session.max_games)
                     and (pair_key is None or pair_key not in session.served_pairs)):
                 return session
