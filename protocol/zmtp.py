@@ -84,6 +84,7 @@ class Dealer:
         if isinstance(address, str):
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             try:
+                sock.settimeout(_CONNECT_TIMEOUT_S)  # a full backlog is an error at once, not a wait for ever
                 sock.connect(address)
             except BaseException:
                 sock.close()

@@ -96,6 +96,21 @@ def test_nobody_listening_is_an_os_error(ipc_dir: Path) -> None:
         dealer(f"ipc://{ipc_dir}/nobody.sock").connect()
 
 
+def test_a_listener_that_accepts_nothing_is_an_os_error_not_a_hang(ipc_dir: Path) -> None:
+    """A Unix socket whose backlog is full (an arena that stopped accepting) fails the connect at
+    once; the SDK then tries again until its idle timeout, instead of blocking in connect for ever."""
+    path = str(ipc_dir / "stuck.sock")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
+        listener.bind(path)
+        listener.listen(0)
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as first:
+            first.connect(path)  # the one place in the backlog
+            link = dealer(f"ipc://{path}")
+            with pytest.raises(OSError):
+                link.connect()
+            link.close()
+
+
 def test_tcp_endpoints_work_too() -> None:
     ctx = zmq.Context()
     router = ctx.socket(zmq.ROUTER)
