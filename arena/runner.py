@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
 from arena.botproc import Limits, Manifest, ManifestError, cgroups, fingerprint, load_manifest, resolve_mode
+from arena.botproc.cores import take_slot
 from arena.botproc.fingerprint import runtime_changes, runtime_files
 from arena.engine.deals import DealMode, Deals
 from arena.engine.records import ChangedBot, EntrantRecord, Fault, FaultKind, MatchOutcome, Pair, PairOutcome, match_id
@@ -108,11 +109,16 @@ _PR_SET_CHILD_SUBREAPER = 36
 _playing: Any = None
 
 
-def worker_init(playing: Any = None) -> None:
-    """In a local worker: ignore Ctrl-C (the parent handles it), die with the parent, and report
-    in ``playing`` (a shared array) which pair this process plays."""
+def worker_init(playing: Any = None, slots: Any = None) -> None:
+    """In a local worker: ignore Ctrl-C (the parent handles it), die with the parent, report
+    in ``playing`` (a shared array) which pair this process plays, and take the next slot of
+    ``slots`` (a shared counter): the cores its lock-step bots run on (``arena.botproc.cores``)."""
     global _playing
     _playing = playing
+    if slots is not None:
+        with slots.get_lock():
+            take_slot(slots.value)
+            slots.value += 1
     forget_held_locks()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent's stop-flag handler is inherited by fork
@@ -295,10 +301,12 @@ def _void_pair(task: PairTask, detail: str) -> PairOutcome:
 def local_executor(workers: int, playing: Any = None) -> cf.Executor:
     """A fork process pool: made once, before this process opens any ZeroMQ context.
 
-    ``playing``: a shared array the workers fill with the pid that plays each pair.
+    ``playing``: a shared array the workers fill with the pid that plays each pair. Each worker
+    takes a slot of its own, 0 to ``workers - 1`` (the pool starts no more processes than that).
     """
-    return cf.ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"),
-                                  initializer=worker_init, initargs=(playing,))
+    context = multiprocessing.get_context("fork")
+    return cf.ProcessPoolExecutor(max_workers=workers, mp_context=context,
+                                  initializer=worker_init, initargs=(playing, context.Value("i", 0)))
 
 
 def cluster_executor(address: str) -> cf.Executor:

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from arena.botproc import procfs
+from arena.botproc.cores import cpu_list
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +55,7 @@ ENV_SWITCH = "ARENA_CGROUPS"
 RUNS_FOLDER = ".runs"
 V1_CONTROLLERS = ("cpu", "cpuacct", "memory", "pids", "freezer")
 V2_CONTROLLERS = ("cpu", "memory", "pids")
+PINNING_CONTROLLER = "cpuset"  # optional: pins bots to cores (arena.botproc.cores); without it they are not pinned
 CFS_PERIOD_US = 100_000
 V1_SHARES, V2_WEIGHT = 1024, 100  # the scope's CPU weight: the kernel's default, no more
 SCOPE_WEIGHT_WHY = """The scope weighs what one ordinary process weighs, so however busy the bots
@@ -95,6 +97,7 @@ class CgroupLimits:
     pids: int | None = 64
     memory_bytes: int | None = 1 << 30
     cpus: float | None = 1.0
+    cores: tuple[int, ...] | None = None  # the cores its processes may run on (None: the arena's)
 
     def __post_init__(self) -> None:
         for name in ("pids", "memory_bytes"):
@@ -104,6 +107,9 @@ class CgroupLimits:
         if self.cpus is not None and (isinstance(self.cpus, bool) or not isinstance(self.cpus, (int, float))
                                       or not 0.01 <= self.cpus <= 1024):
             raise ValueError(f"CgroupLimits.cpus must be between 0.01 and 1024 or None, got {self.cpus!r}")
+        if self.cores is not None and (not self.cores or not all(
+                isinstance(core, int) and not isinstance(core, bool) and core >= 0 for core in self.cores)):
+            raise ValueError(f"CgroupLimits.cores must be core numbers or None, got {self.cores!r}")
 
     @property
     def quota_us(self) -> int | None:
@@ -118,6 +124,7 @@ class Hierarchy(ABC):
     """One cgroup backend. A group is named by its path relative to the scope folder."""
 
     kind: str
+    pins: bool = False  # whether ``CgroupLimits.cores`` holds (a cpuset controller is at hand)
 
     @abstractmethod
     def dirs(self, rel: str) -> list[Path]:
@@ -312,6 +319,7 @@ class V1Hierarchy(Hierarchy):
 
     def __init__(self, bases: dict[str, Path]) -> None:
         self.bases = bases  # controller -> its scope folder
+        self.pins = PINNING_CONTROLLER in bases
 
     def dirs(self, rel: str) -> list[Path]:
         return list(dict.fromkeys(base / rel for base in self.bases.values()))
@@ -336,6 +344,20 @@ class V1Hierarchy(Hierarchy):
         cpu = self._dir("cpu", rel)
         _write(cpu / "cpu.cfs_period_us", str(CFS_PERIOD_US))
         _write(cpu / "cpu.cfs_quota_us", str(limits.quota_us or -1))
+        if self.pins:
+            self._make_cpuset(rel, limits.cores)
+
+    def _make_cpuset(self, rel: str, cores: tuple[int, ...] | None) -> None:
+        """A v1 cpuset starts empty, and a process cannot join an empty one: each level of the
+        path gets its parent's cores and memory nodes, and the bot's group ``cores`` if given."""
+        folder = self.bases[PINNING_CONTROLLER].parent
+        for part in (SCOPE, *Path(rel).parts):
+            parent, folder = folder, folder / part
+            for name in ("cpuset.mems", "cpuset.cpus"):
+                if not _read(folder / name).strip():
+                    _write(folder / name, _read(parent / name).strip())
+        if cores is not None:
+            _write(folder / "cpuset.cpus", cpu_list(cores))
 
     freeze_words = (b"FROZEN", b"THAWED")
 
@@ -373,13 +395,18 @@ class V2Hierarchy(Hierarchy):
 
     def __init__(self, base: Path) -> None:
         self.base = base  # the scope folder
+        try:
+            self.pins = PINNING_CONTROLLER in _read(base / "cgroup.controllers").split()
+        except OSError:
+            self.pins = False
+        self._enable = " ".join(f"+{c}" for c in (*V2_CONTROLLERS, *[PINNING_CONTROLLER] * self.pins))
 
     def dirs(self, rel: str) -> list[Path]:
         return [self.base / rel]
 
     def make(self, rel: str, limits: CgroupLimits) -> None:
         folder = self.base
-        enable = " ".join(f"+{c}" for c in V2_CONTROLLERS)
+        enable = self._enable
         for part in Path(rel).parts:  # every inner node hands the controllers down
             _write(folder / "cgroup.subtree_control", enable)
             folder = folder / part
@@ -396,6 +423,8 @@ class V2Hierarchy(Hierarchy):
                 _write(folder / "memory.swap.max", "0")
         quota = limits.quota_us
         _write(folder / "cpu.max", f"{quota if quota is not None else 'max'} {CFS_PERIOD_US}")
+        if self.pins and limits.cores is not None:  # an empty cpuset.cpus is the parent's cores
+            _write(folder / "cpuset.cpus", cpu_list(limits.cores))
 
     freeze_words = (b"1", b"0")
 
@@ -504,19 +533,23 @@ def detect(mountinfo: Path = Path("/proc/self/mountinfo"),
             return hier, "ok"
         reasons.append(why)
     bases: dict[str, Path] = {}
-    for controller in V1_CONTROLLERS:
+    for controller in (*V1_CONTROLLERS, PINNING_CONTROLLER):
         found = next((m for m in mounts if m.fstype == "cgroup" and controller in m.options), None)
-        if found is None or controller not in own:
-            reasons.append(f"cgroup v1 controller {controller} is not mounted")
-            break
-        bases[controller] = _under(found, own[controller]) / SCOPE
+        if found is not None and controller in own:
+            bases[controller] = _under(found, own[controller]) / SCOPE
+    missing = [c for c in V1_CONTROLLERS if c not in bases]
+    if missing:
+        reasons.append(f"cgroup v1 controller {missing[0]} is not mounted")
     else:
-        hier1 = V1Hierarchy(bases)
-        try:
-            _probe(hier1)
-            return hier1, "ok"
-        except OSError as exc:
-            reasons.append(f"cgroup v1 is not usable: {exc}")
+        unpinned = {c: path for c, path in bases.items() if c != PINNING_CONTROLLER}
+        for tried in [bases, unpinned] if len(unpinned) < len(bases) else [bases]:  # pinning is optional
+            hier1 = V1Hierarchy(tried)
+            try:
+                _probe(hier1)
+                return hier1, "ok"
+            except OSError as exc:
+                why = f"cgroup v1 is not usable: {exc}"
+        reasons.append(why)
     return None, "; ".join(reasons) or "no cgroup hierarchy is mounted"
 
 
@@ -525,10 +558,14 @@ def _v2_at(mount: _Mount, own: str) -> tuple[Hierarchy | None, str]:
     why = ""
     for parent in dict.fromkeys([_under(mount, own), mount.point]):
         scope = parent / SCOPE
-        hier = V2Hierarchy(scope)
         try:
             scope.mkdir(exist_ok=True)
             _write(parent / "cgroup.subtree_control", " ".join(f"+{c}" for c in V2_CONTROLLERS))
+            try:  # optional: bots are pinned to cores only where it can be delegated
+                _write(parent / "cgroup.subtree_control", f"+{PINNING_CONTROLLER}")
+            except OSError:
+                pass
+            hier = V2Hierarchy(scope)  # after the delegation: it looks up what the scope may pin with
             _probe(hier)
             return hier, "ok"
         except OSError as exc:  # EBUSY: the arena's own group holds processes

@@ -39,6 +39,7 @@ from types import TracebackType
 
 from arena.botproc import cgroups, logsink, procfs
 from arena.botproc.cgroups import BotCgroup, CgroupError
+from arena.botproc.cores import own_cores
 from arena.botproc.manifest import Manifest
 from arena.botproc.sandbox import (
     SANDBOX_WORKDIR, Limits, SandboxError, SandboxMode, bwrap_status, clean_env, prefix_command,
@@ -379,7 +380,7 @@ def start_bot(manifest: Manifest, *, run_dir: Path | str, endpoint: str | None =
               token: str | None = None, env: Mapping[str, str] | None = None,
               args: Sequence[str] = (), expose: Iterable[Path | str] = (),
               limits: Limits | None = None, sandbox: SandboxMode | str = SandboxMode.AUTO,
-              keep_workdir: bool = False) -> BotProcess:
+              keep_workdir: bool = False, pinned: bool = False) -> BotProcess:
     """Start ``manifest``'s bot in a sandbox; the only way to launch a bot process.
 
     - ``run_dir``: a per-launch folder is made under it holding ``stdout.log``,
@@ -399,7 +400,8 @@ def start_bot(manifest: Manifest, *, run_dir: Path | str, endpoint: str | None =
     The launch gets a control group of this process's run (``cgroups.current_run()``) with
     ``limits``' pids, memory and CPU figures, and is recorded in ``run_dir/.runs/`` so that a
     later run can end it if this one is killed; every process of it carries the run's id in
-    ``ARENA_RUN``.
+    ``ARENA_RUN``. ``pinned``: the group holds it to the cores of this process's slot
+    (``cores.own_cores``; meant for a bot that serves one game at a time).
 
     Raises SandboxError (an ArenaError) when the sandbox cannot be set up; a bot that starts
     and then fails is not an error here: ``poll()``/``exit_description()`` tell.
@@ -427,7 +429,7 @@ def start_bot(manifest: Manifest, *, run_dir: Path | str, endpoint: str | None =
 
     run_dir.mkdir(parents=True, exist_ok=True)
     try:
-        group = run.new_bot(manifest.name, limits.cgroup_limits())
+        group = run.new_bot(manifest.name, limits.cgroup_limits(own_cores(limits.cpus) if pinned else None))
     except CgroupError as exc:
         raise SandboxError(f"cannot make the control group of bot {manifest.name}: {exc}") from exc
     try:

@@ -97,9 +97,9 @@ class Limits:
                 raise ValueError(f"Limits.{name} must be a positive integer or None, "
                                  f"got {value!r}")
 
-    def cgroup_limits(self) -> CgroupLimits:
-        """The limits of the bot's control group: pids, memory and CPUs."""
-        return CgroupLimits(pids=self.pids, memory_bytes=self.address_space_bytes, cpus=self.cpus)
+    def cgroup_limits(self, cores: tuple[int, ...] | None = None) -> CgroupLimits:
+        """The limits of the bot's control group: pids, memory, CPUs, and the ``cores`` it runs on."""
+        return CgroupLimits(pids=self.pids, memory_bytes=self.address_space_bytes, cpus=self.cpus, cores=cores)
 
     def prlimit_args(self) -> list[str]:
         """The ``prlimit`` options for these limits (core dumps always off)."""

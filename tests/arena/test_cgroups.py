@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.botproc import Limits, bwrap_status, cgroups, load_manifest, procfs, start_bot
+from arena.botproc import Limits, bwrap_status, cgroups, cores, load_manifest, procfs, start_bot
 from arena.botproc.cgroups import CgroupLimits, V2Hierarchy
 
 from tests.polling import poll_until
@@ -95,6 +95,43 @@ def test_a_fork_bomb_is_bounded_by_the_pids_limit(tmp_path: Path, sock_dir: Path
         assert bot.poll() is None  # it lives on (and would play) with what it has
 
 
+def _cores_of(pid: int) -> frozenset[int] | None:
+    """The cores process ``pid`` may run on (``Cpus_allowed_list``, e.g. ``0-2,5``)."""
+    try:
+        text = next(line.split(":")[1].strip() for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+                    if line.startswith("Cpus_allowed_list:"))
+    except (OSError, StopIteration):
+        return None
+    found: set[int] = set()
+    for part in text.split(","):
+        low, _, high = part.partition("-")
+        found.update(range(int(low), int(high or low) + 1))
+    return frozenset(found)
+
+
+@pytest.mark.parametrize("pinned", [True, False])
+def test_a_pinned_bot_runs_on_its_workers_core_whatever_affinity_it_asks_for(
+        tmp_path: Path, sock_dir: Path, pinned: bool) -> None:
+    hier = cgroups.hierarchy()
+    allowed = sorted(os.sched_getaffinity(0))
+    if hier is None or not hier.pins or len(allowed) < 2:
+        pytest.skip(f"needs a cpuset controller the arena can use and 2 cores (has {len(allowed)}): "
+                    "mount cgroup v1's cpuset, or delegate cgroup v2's")
+    cores.take_slot(1)
+    try:
+        with start_bot(load_manifest(ROOT / "bots/hostile/cpuhog"), run_dir=tmp_path, sandbox="fallback",
+                       endpoint=f"ipc://{sock_dir}/arena.sock", token="t", pinned=pinned) as bot:
+            assert bot.cgroup is not None
+            group = bot.cgroup
+            # the bot and its 6 spinners, each of which asked for every core
+            assert wait_until(lambda: len(group.pids()) >= 7, 30), group.pids()
+            seen = {_cores_of(pid) for pid in group.pids()} - {None}
+    finally:
+        cores.take_slot(None)
+    # slot 1 of the cores this process may use; unpinned, the spinners' ask for every core held
+    assert seen == ({frozenset(allowed[1:2])} if pinned else {frozenset(allowed)})
+
+
 def test_the_v2_backend_writes_the_limits_the_kernel_expects(tmp_path: Path) -> None:
     """cgroup v2 is not mounted with controllers on this machine: the files it writes are
     checked in a plain folder standing in for the scope (the kernel's formats)."""
@@ -114,6 +151,19 @@ def test_the_v2_backend_writes_the_limits_the_kernel_expects(tmp_path: Path) -> 
     assert hier.cpu_ns("run/bot-1-1") == 1_500_000
     (group / "memory.events").write_text("low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\n")
     assert hier.oom_kills("run/bot-1-1") == 1
+
+
+def test_the_v2_backend_pins_a_group_where_the_scope_may_use_cpusets(tmp_path: Path) -> None:
+    (tmp_path / "cgroup.controllers").write_text("cpuset cpu io memory pids\n")
+    hier = V2Hierarchy(tmp_path)
+    hier.make("run/bot-1-1", CgroupLimits(cores=(1,)))
+    hier.make("run/bot-1-2", CgroupLimits())
+    assert hier.pins
+    assert (tmp_path / "run" / "cgroup.subtree_control").read_text() == "+cpu +memory +pids +cpuset"
+    assert (tmp_path / "run" / "bot-1-1" / "cpuset.cpus").read_text() == "1"
+    assert not (tmp_path / "run" / "bot-1-2" / "cpuset.cpus").exists()  # the parent's cores
+    with pytest.raises(ValueError, match="cores"):
+        CgroupLimits(cores=())
 
 
 def test_detection_explains_why_there_are_no_groups(tmp_path: Path) -> None:

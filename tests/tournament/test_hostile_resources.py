@@ -24,7 +24,9 @@ pytestmark = [pytest.mark.integration, pytest.mark.requires("cgroups", "bubblewr
 # 10 ms a decision; the bank absorbs a rare scheduler delay, while a hog that slowed innocents
 # on every decision would drain it within a hand. With two hogs thawed at once (one per match in
 # play) the scope weighed by the scheduler's highest weight held both cores, innocent answers
-# waited up to 145 ms to be read, and this bank ran dry (cgroups.SCOPE_WEIGHT_WHY).
+# waited up to 145 ms to be read, and this bank ran dry (cgroups.SCOPE_WEIGHT_WHY); with the
+# hogs' processes free to run on either core, an innocent one waited behind them now and then
+# (cores.PINNING_WHY): each worker's lock-step bots now have a core of their own.
 TIGHT = "[time_control]\ntime_limit_ms = 10\nbank_ms = 50"
 HOSTILE = ("bots/hostile/cpuhog", "bots/hostile/cpuhog", "bots/hostile/forkbomb")
 ATTACKERS = ("a", "b", "c")
