@@ -399,7 +399,8 @@ class V2Hierarchy(Hierarchy):
             self.pins = PINNING_CONTROLLER in _read(base / "cgroup.controllers").split()
         except OSError:
             self.pins = False
-        self._enable = " ".join(f"+{c}" for c in (*V2_CONTROLLERS, *[PINNING_CONTROLLER] * self.pins))
+        handed_down = (*V2_CONTROLLERS, PINNING_CONTROLLER) if self.pins else V2_CONTROLLERS
+        self._enable = " ".join(f"+{c}" for c in handed_down)
 
     def dirs(self, rel: str) -> list[Path]:
         return [self.base / rel]
