@@ -15,6 +15,8 @@ import concurrent.futures as cf
 import ctypes
 import logging
 import multiprocessing
+import multiprocessing.connection
+import multiprocessing.process
 import multiprocessing.util
 import os
 import signal
@@ -340,11 +342,49 @@ class ClusterExecutor(cf.Executor):
 
 def shutdown_executor(executor: cf.Executor, *, discard: bool) -> None:
     """Stop the executor; ``discard`` also kills local workers still playing (their bots die with
-    them) and does not wait for them."""
+    them) and does not wait for them.
+
+    Otherwise waits for the local workers to exit, but not for ever: a worker killed while it
+    waited for work can die holding the pool's queue lock, and the others then never read the
+    word to stop. Once one worker has died that way, or ``WORKER_EXIT_GRACE`` has passed, the
+    rest are killed.
+    """
+    processes = list((getattr(executor, "_processes", None) or {}).values())  # None once shut down
+    manager: threading.Thread | None = getattr(executor, "_executor_manager_thread", None)
     if discard:
-        for process in list((getattr(executor, "_processes", None) or {}).values()):  # None once shut down
+        for process in processes:
             process.kill()
-    executor.shutdown(wait=not discard, cancel_futures=True)
+    if discard or manager is None:
+        executor.shutdown(wait=not discard, cancel_futures=True)
+        return
+    executor.shutdown(wait=False, cancel_futures=True)
+    _end_workers(processes)
+    manager.join()
+
+
+WORKER_EXIT_GRACE = 30.0  # seconds a local worker has to close its bots and exit once the pool stops
+
+
+def _end_workers(processes: list[multiprocessing.process.BaseProcess]) -> None:
+    """Wait until every worker has exited; kill them all once one has died or the grace is over."""
+    grace = WORKER_EXIT_GRACE
+    deadline = time.monotonic() + grace
+    alive = list(processes)
+    while alive:
+        if not multiprocessing.connection.wait([p.sentinel for p in alive], max(0.0, deadline - time.monotonic())):
+            log.warning("workers %s had not exited %.0f s after the pool stopped; killing them",
+                        [p.pid for p in alive], grace)
+            break
+        died = [p for p in alive if p.exitcode not in (None, 0)]
+        alive = [p for p in alive if p.exitcode is None]
+        if died and alive:
+            log.warning("worker %s died (exit %s) as the pool stopped; killing workers %s, which may wait "
+                        "for ever on a queue lock it held", [p.pid for p in died], [p.exitcode for p in died],
+                        [p.pid for p in alive])
+            break
+    for process in alive:
+        process.kill()
+        process.join()
 
 
 # ---------------------------------------------------------------------- the parent
