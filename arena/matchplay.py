@@ -75,6 +75,7 @@ class SessionPool:
         self.idle: list[BotSession] = []  # sessions that may take games
         self.retiring: list[BotSession] = []  # sessions that take no new game, closed when they play none
         self._started = 0
+        self.one_game_at_a_time = False  # lock-step: sessions launched now are pinned; find() keeps the kinds apart
         self._rules = settings.rules.to_dict()  # what every welcome carries
 
     def __enter__(self) -> SessionPool:
@@ -87,10 +88,12 @@ class SessionPool:
              room: bool = True) -> BotSession | None:
         """A live or starting session of ``manifest``'s bot that has not served ``pair_key``, is not
         in ``exclude`` and (with ``room``) plays fewer games than it was granted; None if there is
-        none. A starting session has room for one game: its grant is known from its hello."""
+        none. A starting session has room for one game: its grant is known from its hello. Only a
+        session launched for lock-step play (pinned to this worker's cores) serves lock-step play."""
         for session in self.idle:
             if ((session.manifest is manifest or session.manifest == manifest)  # a worker's specs share one
                     and (session.alive or session.starting) and session not in exclude
+                    and session.pinned == self.one_game_at_a_time
                     and (not room or session.load < session.max_games)
                     and (pair_key is None or pair_key not in session.served_pairs)):
                 return session
@@ -137,6 +140,7 @@ class SessionPool:
             handshake_s=self.settings.time_control.handshake_ms / 1000.0,
             max_games=min(self.settings.max_games, manifest.max_games), rules=self._rules,
             limits=self.settings.limits, sandbox=self.settings.sandbox, index=self._started,
+            pinned=self.one_game_at_a_time,
         )
 
     def release(self, session: BotSession, *, faulted: bool) -> None:

@@ -37,7 +37,7 @@ from arena.engine.deals import DealMode, Deals
 from arena.engine.records import ChangedBot, EntrantRecord, Fault, FaultKind, MatchOutcome, Pair, PairOutcome, match_id
 from arena.logsetup import renew_forwarding
 from arena.matchplay import MatchSettings, MatchSpec, SessionPool, play_at_once, play_spec
-from arena.multiplex import pairs_in_flight, submit_pairs
+from arena.multiplex import games_at_once, pairs_in_flight, submit_pairs
 from arena.output import BOT_LOGS, MIB, forget_held_locks, free_space, space_needed
 from arena.progress import progress_bar
 from arena.schedule import new_key, schedule
@@ -266,6 +266,7 @@ def play_pairs(tasks: list[PairTask]) -> list[PairOutcome]:
             playable.append(task)
     if playable:
         pool = _session_pool(playable[0].settings, playable[0].run_dir)
+        pool.one_game_at_a_time = all(games_at_once(task) == 1 for task in playable)
         specs = [spec for task in playable for spec in _specs(task)]
         if len(specs) == 2:
             _report_playing(specs[0])

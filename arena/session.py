@@ -135,6 +135,7 @@ class BotSession:
         self.handshake = handshake
         self.process: BotProcess | None = None
         self.max_games = 1
+        self.pinned = False  # runs on its worker's own cores: it serves lock-step play only
         self.seq = 0
         self.dropped_replies = 0
         self.foreign_frames = 0  # frames from other routing ids, dropped
@@ -475,18 +476,20 @@ def launch_session(
     sandbox: SandboxMode | str = SandboxMode.AUTO,
     name: str | None = None,
     index: int = 0,
+    pinned: bool = False,
 ) -> BotSession:
     """Start ``manifest``'s bot without waiting for its hello (so several can start at once, and
     the conductor can greet them while it plays); its handshake limit counts from now, and its
     ``welcome`` will grant at most ``max_games`` and carry ``rules``. A bot that serves one game at
-    a time runs on this worker's own cores (``arena.botproc.cores``). A failed start gives a dead
-    session with its fault."""
+    a time (``pinned``) runs on this worker's own cores (``arena.botproc.cores``). A failed start
+    gives a dead session with its fault."""
     endpoint = f"ipc://{make_link_folder(socket_dir, str(index))}/link.sock"  # one folder per bot
     handshake = Handshake(time.monotonic() + handshake_s, max_games, rules or {})
     session = BotSession(name or manifest.name, manifest, ctx, endpoint, handshake)
+    session.pinned = pinned
     try:
         session.process = start_bot(manifest, run_dir=run_dir, endpoint=endpoint, token=session.token,
-                                    limits=limits, sandbox=sandbox, pinned=max_games == 1)
+                                    limits=limits, sandbox=sandbox, pinned=pinned)
     except ArenaError as exc:  # the sandbox could not be set up: our side, not the bot's
         session.fail(FaultKind.HARNESS, f"could not start the bot: {exc}")
     return session

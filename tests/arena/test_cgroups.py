@@ -7,6 +7,7 @@ cpu, cpuacct, memory, pids and freezer, or cgroup v2 with cpu, memory and pids d
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -16,8 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from arena.botproc import Limits, bwrap_status, cgroups, cores, load_manifest, procfs, start_bot
+from arena import runner
+from arena.botproc import Limits, SandboxMode, bwrap_status, cgroups, cores, load_manifest, procfs, start_bot
 from arena.botproc.cgroups import CgroupLimits, V2Hierarchy
+from arena.matchplay import MatchSettings
+from arena.runner import PairTask
 
 from tests.polling import poll_until
 from tests.requirements import require
@@ -109,14 +113,20 @@ def _cores_of(pid: int) -> frozenset[int] | None:
     return frozenset(found)
 
 
-@pytest.mark.parametrize("pinned", [True, False])
-def test_a_pinned_bot_runs_on_its_workers_core_whatever_affinity_it_asks_for(
-        tmp_path: Path, sock_dir: Path, pinned: bool) -> None:
+def _cores_to_pin_to() -> list[int]:
+    """The cores this process may use; skips without a cpuset the arena can use, or 2 cores."""
     hier = cgroups.hierarchy()
     allowed = sorted(os.sched_getaffinity(0))
     if hier is None or not hier.pins or len(allowed) < 2:
         pytest.skip(f"needs a cpuset controller the arena can use and 2 cores (has {len(allowed)}): "
                     "mount cgroup v1's cpuset, or delegate cgroup v2's")
+    return allowed
+
+
+@pytest.mark.parametrize("pinned", [True, False])
+def test_a_pinned_bot_runs_on_its_workers_core_whatever_affinity_it_asks_for(
+        tmp_path: Path, sock_dir: Path, pinned: bool) -> None:
+    allowed = _cores_to_pin_to()
     cores.take_slot(1)
     try:
         with start_bot(load_manifest(ROOT / "bots/hostile/cpuhog"), run_dir=tmp_path, sandbox="fallback",
@@ -130,6 +140,44 @@ def test_a_pinned_bot_runs_on_its_workers_core_whatever_affinity_it_asks_for(
         cores.take_slot(None)
     # slot 1 of the cores this process may use; unpinned, the spinners' ask for every core held
     assert seen == ({frozenset(allowed[1:2])} if pinned else {frozenset(allowed)})
+
+
+def test_a_worker_pins_the_bots_of_lock_step_pairs_only(tmp_path: Path) -> None:
+    # greedy is granted 8 games, but beside a bot that plays one at a time its pair is lock-step:
+    # its process then serves one game at a time, and is pinned. Its next, multiplexed pair
+    # gets a process of its own, not pinned.
+    allowed = _cores_to_pin_to()
+    one_at_a_time = tmp_path / "one-at-a-time"
+    shutil.copytree(ROOT / "bots/random", one_at_a_time)
+    toml = one_at_a_time / "bot.toml"
+    toml.write_text(toml.read_text().replace('name = "random"', 'name = "one"')
+                    .replace("max_games = 16", "max_games = 1"))
+    settings = MatchSettings(sandbox=SandboxMode.FALLBACK, max_games=16)
+
+    def pair(index: int, *bots: Path) -> PairTask:
+        return PairTask(index, index, tuple(str(b) for b in bots), ("a", "b"), settings, str(tmp_path / "run"))
+
+    def cores_of_bots() -> set[tuple[str, frozenset[int] | None]]:
+        pool = runner._session_pool(settings, str(tmp_path / "run"))
+        return {(s.manifest.name, *{_cores_of(p) for p in s.process.cgroup.pids()} - {None})
+                for s in pool.idle if s.process is not None and s.process.cgroup is not None}
+
+    cores.take_slot(1)
+    try:
+        lock_step = runner.play_pairs([pair(0, one_at_a_time, ROOT / "bots/greedy")])
+        after_lock_step = cores_of_bots()
+        multiplexed = runner.play_pairs([pair(1, ROOT / "bots/greedy", ROOT / "bots/random"),
+                                         pair(2, ROOT / "bots/greedy", ROOT / "bots/random")])
+        after_both = cores_of_bots()
+    finally:
+        cores.take_slot(None)
+        runner._session_pool(settings, str(tmp_path / "run")).close()
+        runner._local.pool = None
+    played = [match for pair_played in lock_step + multiplexed for match in pair_played.outcomes]
+    assert len(played) == 6 and not any(match.void or match.faults for match in played)
+    mine, every = frozenset(allowed[1:2]), frozenset(allowed)
+    assert after_lock_step == {("one", mine), ("greedy", mine)}
+    assert after_both == {("one", mine), ("greedy", mine), ("greedy", every), ("random", every)}
 
 
 def test_the_v2_backend_writes_the_limits_the_kernel_expects(tmp_path: Path) -> None:
