@@ -1,8 +1,8 @@
 """Cores of their own for the bots of each parallel pair (lock-step play).
 
-A pool worker plays one pair at a time when every bot serves one game at a time, and only the
-bot to move in it runs. Each worker takes a place (its *slot*) when it starts, and the bots it
-launches are pinned to that slot's cores by their control group's cpuset, which a bot cannot
+A pool worker plays one pair at a time when the pair is lock-step (``multiplex.games_at_once``
+is 1), and only the bot to move in it runs. Each worker takes a place (its *slot*) when it
+starts, and the bots it launches for lock-step pairs are pinned to that slot's cores by their control group's cpuset, which a bot cannot
 widen (``sched_setaffinity`` within a cpuset only narrows). So a bot that keeps busy processes
 in the background (``bots/hostile/cpuhog``) competes only with its own pair for the cores it
 runs on, never with the bots thinking in the other pairs (``PINNING_WHY``).
