@@ -155,11 +155,11 @@ def test_a_worker_pins_the_bots_of_lock_step_pairs_only(tmp_path: Path) -> None:
     settings = MatchSettings(sandbox=SandboxMode.FALLBACK, max_games=16)
 
     def pair(index: int, *bots: Path) -> PairTask:
-        return PairTask(index, index, tuple(str(b) for b in bots), ("a", "b"), settings, str(tmp_path / "run"))
+        return PairTask(index, index, (str(bots[0]), str(bots[1])), ("a", "b"), settings, str(tmp_path / "run"))
 
-    def cores_of_bots() -> set[tuple[str, frozenset[int] | None]]:
+    def cores_of_bots() -> set[tuple[str, frozenset[frozenset[int] | None]]]:
         pool = runner._session_pool(settings, str(tmp_path / "run"))
-        return {(s.manifest.name, *{_cores_of(p) for p in s.process.cgroup.pids()} - {None})
+        return {(s.manifest.name, frozenset({_cores_of(p) for p in s.process.cgroup.pids()} - {None}))
                 for s in pool.idle if s.process is not None and s.process.cgroup is not None}
 
     cores.take_slot(1)
@@ -175,7 +175,7 @@ def test_a_worker_pins_the_bots_of_lock_step_pairs_only(tmp_path: Path) -> None:
         runner._local.pool = None
     played = [match for pair_played in lock_step + multiplexed for match in pair_played.outcomes]
     assert len(played) == 6 and not any(match.void or match.faults for match in played)
-    mine, every = frozenset(allowed[1:2]), frozenset(allowed)
+    mine, every = frozenset({frozenset(allowed[1:2])}), frozenset({frozenset(allowed)})
     assert after_lock_step == {("one", mine), ("greedy", mine)}
     assert after_both == {("one", mine), ("greedy", mine), ("greedy", every), ("random", every)}
 

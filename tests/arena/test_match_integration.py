@@ -31,7 +31,7 @@ from arena.engine import CARD_NAMES, SUITS, Hand, Rules
 from arena.engine.cards import cards_of
 from arena.engine.records import FaultKind, HandRecord, MatchOutcome
 from arena.matchplay import MatchSettings, SessionPool, play_match
-from arena.referee import Referee
+from arena.referee import Referee, Refereeing
 from arena.session import BotSession
 
 from .conftest import BOTFIXTURES
@@ -206,6 +206,25 @@ def busy(seconds: float) -> None:
         pass
 
 
+def slow_kills(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make every kill of a live bot take ``SLOW_S`` of the harness's time (later calls find it reaped)."""
+    real_kill = BotProcess.kill
+
+    def slow_kill(self: BotProcess, timeout: float = KILL_TIMEOUT_S) -> bool:
+        if self.poll() is None:
+            busy(SLOW_S)
+        return real_kill(self, timeout)
+
+    monkeypatch.setattr(BotProcess, "kill", slow_kill)
+
+
+def referees(prefix: str, seed: int, settings: MatchSettings,
+             seated: list[tuple[BotSession, BotSession]]) -> list[tuple[Refereeing, tuple[BotSession, BotSession]]]:
+    """A referee for each seated pair of sessions: matches ``prefix-i``, seeds from ``seed``."""
+    return [(Referee(f"{prefix}-{i}", seed + i, settings.rules, (pair[0].name, pair[1].name), settings.time_control,
+                     settings.policy), pair) for i, pair in enumerate(seated)]
+
+
 def test_a_bot_is_not_charged_for_its_own_thaw(random_bot: Manifest, tmp_path: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """A bot cannot think while it is frozen, so its clock starts once it is thawed, however
@@ -283,8 +302,7 @@ def test_other_bots_freezes_and_thaws_give_a_thinking_bot_no_extra_time(
             taken = tuple(s for pair in seated for s in pair)
             one = pool.acquire(random_bot, exclude=taken)
             seated.append((one, pool.acquire(random_bot, exclude=(one, *taken))))
-        games = [(Referee(f"stall-{i}", 400 + i, settings.rules, (pair[0].name, pair[1].name), settings.time_control,
-                          settings.policy), pair) for i, pair in enumerate(seated)]
+        games = referees("stall", 400, settings, seated)
         slowed, *others = play_matches(games)
     assert [(f.kind, f.seat) for f in slowed.faults] == [(FaultKind.TIMEOUT, 0)], slowed.faults
     assert slowed.forfeit and slowed.winner == 1
@@ -298,14 +316,7 @@ def test_a_bot_killed_mid_round_costs_the_bots_thinking_elsewhere_nothing(
     other matches' bots think. Their clocks stop for the kill (slowed here to 250 ms, far past
     the 100 ms a ponder bot thinks): before the fix, the ponder bot's answer waited unread
     through the kill and it timed out at a 200 ms limit."""
-    real_kill = BotProcess.kill
-
-    def slow_kill(self: BotProcess, timeout: float = KILL_TIMEOUT_S) -> bool:
-        if self.poll() is None:  # only a kill of a live bot: later calls find it reaped
-            busy(SLOW_S)
-        return real_kill(self, timeout)
-
-    monkeypatch.setattr(BotProcess, "kill", slow_kill)
+    slow_kills(monkeypatch)
     settings = MatchSettings(time_control=TimeControl(time_limit_ms=200, bank_ms=0))
     ponder = load_manifest(BOTFIXTURES / "ponder")
     with SessionPool(tmp_path, settings) as pool:
@@ -313,8 +324,7 @@ def test_a_bot_killed_mid_round_costs_the_bots_thinking_elsewhere_nothing(
         seated = [(hostile, pool.acquire(random_bot, exclude=(hostile,)))]
         thinker = pool.acquire(ponder, exclude=(*seated[0],))
         seated.append((thinker, pool.acquire(ponder, exclude=(*seated[0], thinker))))
-        games = [(Referee(f"kill-{i}", 500 + i, settings.rules, (pair[0].name, pair[1].name), settings.time_control,
-                          settings.policy), pair) for i, pair in enumerate(seated)]
+        games = referees("kill", 500, settings, seated)
         killed, thought = play_matches(games)
     assert [(f.kind, f.seat) for f in killed.faults] == [(FaultKind.PROTOCOL, 0)], killed.faults
     assert not thought.faults and thought.winner in (0, 1), thought.faults
@@ -327,14 +337,7 @@ def test_a_bot_killed_in_its_handshake_costs_the_bots_thinking_elsewhere_nothing
     """A bot whose hello carries a forged token is killed inside the handshake step of the poll
     loop, while a match already in play thinks. The ponder bots' clocks stop for the kill (slowed
     to 250 ms, past their 200 ms limit with no bank): only the forger is charged."""
-    real_kill = BotProcess.kill
-
-    def slow_kill(self: BotProcess, timeout: float = KILL_TIMEOUT_S) -> bool:
-        if self.poll() is None:
-            busy(SLOW_S)
-        return real_kill(self, timeout)
-
-    monkeypatch.setattr(BotProcess, "kill", slow_kill)
+    slow_kills(monkeypatch)
     settings = MatchSettings(time_control=TimeControl(time_limit_ms=200, bank_ms=0))
     ponder = load_manifest(BOTFIXTURES / "ponder")
     with SessionPool(tmp_path, settings) as pool:
@@ -343,8 +346,7 @@ def test_a_bot_killed_in_its_handshake_costs_the_bots_thinking_elsewhere_nothing
         forger = pool.take(load_manifest(REPO / "bots/hostile/forgedtoken"))  # greeted by the conductor, in play
         assert forger.starting
         seated.append((forger, pool.acquire(random_bot, exclude=(*seated[0], forger))))
-        games = [(Referee(f"forge-{i}", 600 + i, settings.rules, (pair[0].name, pair[1].name), settings.time_control,
-                          settings.policy), pair) for i, pair in enumerate(seated)]
+        games = referees("forge", 600, settings, seated)
         thought, forged = play_matches(games)
     assert [(f.kind, f.seat) for f in forged.faults] == [(FaultKind.PROTOCOL, 0)], forged.faults
     assert "wrong token" in forged.faults[0].detail

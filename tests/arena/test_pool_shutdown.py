@@ -13,6 +13,7 @@ import multiprocessing.util
 import os
 import signal
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -49,11 +50,10 @@ def _never_exit_once_both_run(folder: str) -> int:
     return os.getpid()
 
 
-def _stop_pool_running(task: object, folder: Path) -> tuple[list[int], bool]:
+def _stop_pool_running(task: Callable[[str], int], folder: Path) -> tuple[list[int], bool]:
     """Run ``task`` on both workers, stop the pool; its pids, and whether the stop returned."""
     executor = local_executor(2)
-    pids = sorted(future.result(timeout=60) for future in
-                  [executor.submit(task, str(folder)) for _ in range(2)])  # type: ignore[arg-type]
+    pids = sorted(future.result(timeout=60) for future in [executor.submit(task, str(folder)) for _ in range(2)])
     stopping = threading.Thread(target=shutdown_executor, args=(executor,), kwargs={"discard": False}, daemon=True)
     stopping.start()
     stopping.join(120)
