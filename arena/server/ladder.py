@@ -27,6 +27,7 @@ import threading
 import time
 from collections import Counter, deque
 from collections.abc import Callable
+from typing import Any
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,17 +58,19 @@ ExecutorFactory = Callable[[], cf.Executor]
 
 def local_pool(workers: int) -> cf.Executor:
     """Worker processes started by a fork server: forked from a clean single-threaded process,
-    never from the multi-threaded web server. Each ends itself when the server process dies."""
-    return cf.ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("forkserver"),
-                                  initializer=_ladder_worker_init, initargs=(os.getpid(),))
+    never from the multi-threaded web server. Each ends itself when the server process dies, and
+    takes a slot of its own (the cores of its lock-step bots, as ``runner.local_executor``'s do)."""
+    context = multiprocessing.get_context("forkserver")
+    return cf.ProcessPoolExecutor(max_workers=workers, mp_context=context,
+                                  initializer=_ladder_worker_init, initargs=(os.getpid(), context.Value("i", 0)))
 
 
-def _ladder_worker_init(server_pid: int) -> None:
+def _ladder_worker_init(server_pid: int, slots: Any = None) -> None:
     """``worker_init``, plus a watch on the server: a fork server's child is not the server's, so
     the parent-death signal alone would tie it to the fork server, which in turn lives as long
     as its children (they hold its liveness pipe). A killed server must take its workers, and
     so their sandboxed bots, with it."""
-    worker_init()
+    worker_init(slots=slots)
     try:
         watched = os.pidfd_open(server_pid)
     except (AttributeError, OSError):  # not Linux 5.3+: poll instead

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +18,8 @@ from arena.botproc import cores
 from arena.runner import local_executor
 
 from tests.polling import poll_until
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -82,4 +86,18 @@ def test_the_workers_of_a_local_pool_take_slots_of_their_own(tmp_path: Path) -> 
     finally:
         executor.shutdown()
     assert len({pid for pid, _ in found}) == 2
-    assert sorted(pinned for _, pinned in found) == [(0,), (1,)]
+    assert sorted(pinned or () for _, pinned in found) == [(0,), (1,)]
+
+
+def test_the_workers_of_a_ladder_pool_take_slots_of_their_own(tmp_path: Path) -> None:
+    # In a process of its own: the pool's fork server outlives the pool, as it should in a server.
+    script = f"""
+from arena.server.ladder import local_pool
+from tests.arena.test_cores import _cores_once_both_run
+pool = local_pool(2)
+found = [future.result(timeout=60) for future in [pool.submit(_cores_once_both_run, {str(tmp_path)!r}) for _ in range(2)]]
+pool.shutdown()
+print(len({{pid for pid, _ in found}}), sorted(pinned or () for _, pinned in found))
+"""
+    ran = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert ran.stdout.strip() == "2 [(0,), (1,)]", ran.stderr
