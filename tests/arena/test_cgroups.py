@@ -223,6 +223,25 @@ def test_detection_explains_why_there_are_no_groups(tmp_path: Path) -> None:
     assert hier is None and "cpu is not mounted" in reason
 
 
+def test_a_cpuset_the_arena_cannot_use_leaves_bots_unpinned_and_limited(tmp_path: Path) -> None:
+    # cgroup v1 as mounted here, but the cpuset controller's mount is a plain folder with none
+    # of its files: the probe with cpuset fails, and the one without it is taken.
+    real = Path("/proc/self/mountinfo").read_text().splitlines()
+    cpuset = [line for line in real if line.split(" - ")[-1].startswith("cgroup ") and "cpuset" in line.split()[-1]]
+    hier = cgroups.hierarchy()
+    if hier is None or hier.kind != "v1" or not cpuset:
+        pytest.skip("needs cgroup v1 groups the arena can use, with a cpuset mount")
+    fake = tmp_path / "cpuset"
+    fake.mkdir()
+    fields = cpuset[0].split(" ")
+    fields[4] = str(fake)
+    mountinfo = tmp_path / "mountinfo"
+    mountinfo.write_text("\n".join([" ".join(fields) if line == cpuset[0] else line for line in real]) + "\n")
+    hier, reason = cgroups.detect(mountinfo, Path("/proc/self/cgroup"))
+    assert hier is not None and reason == "ok"
+    assert not hier.pins and hier.kind == "v1"
+
+
 def test_without_groups_the_arena_warns_once_and_plays(tmp_path: Path) -> None:
     env = {**os.environ, "ARENA_CGROUPS": "off"}
     done = subprocess.run([sys.executable, "-m", "arena.cli", "match", str(ROOT / "bots/random"), str(ROOT / "bots/random"),
