@@ -99,6 +99,10 @@ class SessionPool:
                 return session
         return None
 
+    def has_room(self) -> bool:
+        """Whether a session that may serve the play at hand has room for another game."""
+        return any(s.load < s.max_games and s.pinned == self.one_game_at_a_time for s in self.idle)
+
     def seat(self, manifests: tuple[Manifest, Manifest], pair_key: Hashable | None = None) -> tuple[BotSession, BotSession]:
         """Sessions for both seats of a match (seat 0 = ``manifests[0]``) that did not serve
         ``pair_key``; one never plays both. Where none has room a new process starts, and both
@@ -214,7 +218,7 @@ class _Refill:
     def admit(self, playing: int) -> list[tuple[Referee, tuple[BotSession, BotSession]]]:
         games: list[tuple[Referee, tuple[BotSession, BotSession]]] = []
         for i in list(self.waiting):
-            if not any(s.load < s.max_games for s in self.pool.idle) and playing + len(games) > 0:
+            if not self.pool.has_room() and playing + len(games) > 0:
                 break  # every process is full: wait for a match to end
             sessions = self._seat(self.specs[i], alone=playing + len(games) == 0)
             if sessions is None:

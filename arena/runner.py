@@ -376,11 +376,14 @@ def _end_workers(processes: list[multiprocessing.process.BaseProcess]) -> None:
             log.warning("workers %s had not exited %.0f s after the pool stopped; killing them",
                         [p.pid for p in alive], grace)
             break
-        died = [p for p in alive if p.exitcode not in (None, 0)]
-        alive = [p for p in alive if p.exitcode is None]
+        # Each code read once: the pool's manager thread reaps the workers too, so a second read
+        # could see a code the first missed (its reap came first: ours then reads None).
+        codes = {p: p.exitcode for p in alive}
+        died = [p for p, code in codes.items() if code not in (None, 0)]
+        alive = [p for p, code in codes.items() if code is None]
         if died and alive:
             log.warning("worker %s died (exit %s) as the pool stopped; killing workers %s, which may wait "
-                        "for ever on a queue lock it held", [p.pid for p in died], [p.exitcode for p in died],
+                        "for ever on a queue lock it held", [p.pid for p in died], [codes[p] for p in died],
                         [p.pid for p in alive])
             break
     for process in alive:

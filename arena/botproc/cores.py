@@ -2,10 +2,11 @@
 
 A pool worker plays one pair at a time when the pair is lock-step (``multiplex.games_at_once``
 is 1), and only the bot to move in it runs. Each worker takes a place (its *slot*) when it
-starts, and the bots it launches for lock-step pairs are pinned to that slot's cores by their control group's cpuset, which a bot cannot
-widen (``sched_setaffinity`` within a cpuset only narrows). So a bot that keeps busy processes
-in the background (``bots/hostile/cpuhog``) competes only with its own pair for the cores it
-runs on, never with the bots thinking in the other pairs (``PINNING_WHY``).
+starts, and the bots it launches for lock-step pairs are pinned to that slot's cores by their
+control group's cpuset, which a bot cannot widen (``sched_setaffinity`` within a cpuset only
+narrows). So a bot that keeps busy processes in the background (``bots/hostile/cpuhog``)
+competes only with its own pair for the cores it runs on, never with the bots thinking in the
+other pairs (``PINNING_WHY``).
 """
 
 from __future__ import annotations

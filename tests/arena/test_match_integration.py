@@ -225,6 +225,22 @@ def referees(prefix: str, seed: int, settings: MatchSettings,
                      settings.policy), pair) for i, pair in enumerate(seated)]
 
 
+def test_sessions_kept_for_lock_step_play_give_multiplexed_play_no_room(random_bot: Manifest, tmp_path: Path) -> None:
+    """A worker that played a lock-step pair keeps its (pinned) processes idle; a multiplexed
+    batch after it must still wait when its own processes are full, not count those as room."""
+    with SessionPool(tmp_path, MatchSettings(max_games=1)) as pool:
+        pool.one_game_at_a_time = True
+        pool.release(pool.acquire(random_bot), faulted=False)
+        assert pool.has_room()
+        pool.one_game_at_a_time = False
+        assert not pool.has_room()
+        mine = pool.acquire(random_bot)
+        assert not mine.pinned and mine is not pool.idle[0]
+        assert not pool.has_room()
+        pool.release(mine, faulted=False)
+        assert pool.has_room()
+
+
 def test_a_bot_is_not_charged_for_its_own_thaw(random_bot: Manifest, tmp_path: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """A bot cannot think while it is frozen, so its clock starts once it is thawed, however
