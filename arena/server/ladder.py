@@ -27,10 +27,10 @@ import threading
 import time
 from collections import Counter, deque
 from collections.abc import Callable
-from typing import Any
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from arena.botproc import SandboxMode, fingerprint
 from arena.clock import TimeControl
@@ -65,7 +65,7 @@ def local_pool(workers: int) -> cf.Executor:
                                   initializer=_ladder_worker_init, initargs=(os.getpid(), context.Value("i", 0)))
 
 
-def _ladder_worker_init(server_pid: int, slots: Any = None) -> None:
+def _ladder_worker_init(server_pid: int, slots: Any) -> None:
     """``worker_init``, plus a watch on the server: a fork server's child is not the server's, so
     the parent-death signal alone would tie it to the fork server, which in turn lives as long
     as its children (they hold its liveness pipe). A killed server must take its workers, and

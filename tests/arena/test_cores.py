@@ -3,6 +3,7 @@ the workers of a local pool take slots of their own."""
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 import math
 import os
 import subprocess
@@ -78,26 +79,24 @@ def _cores_once_both_run(folder: str) -> tuple[int, tuple[int, ...] | None]:
     return os.getpid(), cores.own_cores(1.0, [0, 1])
 
 
-def test_the_workers_of_a_local_pool_take_slots_of_their_own(tmp_path: Path) -> None:
-    executor = local_executor(2)
+def _slots_of_two_workers(executor: cf.Executor, folder: str) -> tuple[int, list[tuple[int, ...]]]:
+    """How many workers ran a task each of two, and the cores (of two) each would pin to; stops ``executor``."""
     try:
         found = [future.result(timeout=60) for future in
-                 [executor.submit(_cores_once_both_run, str(tmp_path)) for _ in range(2)]]
+                 [executor.submit(_cores_once_both_run, folder) for _ in range(2)]]
     finally:
         executor.shutdown()
-    assert len({pid for pid, _ in found}) == 2
-    assert sorted(pinned or () for _, pinned in found) == [(0,), (1,)]
+    return len({pid for pid, _ in found}), sorted(pinned or () for _, pinned in found)
+
+
+def test_the_workers_of_a_local_pool_take_slots_of_their_own(tmp_path: Path) -> None:
+    assert _slots_of_two_workers(local_executor(2), str(tmp_path)) == (2, [(0,), (1,)])
 
 
 def test_the_workers_of_a_ladder_pool_take_slots_of_their_own(tmp_path: Path) -> None:
     # In a process of its own: the pool's fork server outlives the pool, as it should in a server.
-    script = f"""
-from arena.server.ladder import local_pool
-from tests.arena.test_cores import _cores_once_both_run
-pool = local_pool(2)
-found = [future.result(timeout=60) for future in [pool.submit(_cores_once_both_run, {str(tmp_path)!r}) for _ in range(2)]]
-pool.shutdown()
-print(len({{pid for pid, _ in found}}), sorted(pinned or () for _, pinned in found))
-"""
+    script = ("from arena.server.ladder import local_pool\n"
+              "from tests.arena.test_cores import _slots_of_two_workers\n"
+              f"print(_slots_of_two_workers(local_pool(2), {str(tmp_path)!r}))\n")
     ran = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert ran.stdout.strip() == "2 [(0,), (1,)]", ran.stderr
+    assert ran.stdout.strip() == "(2, [(0,), (1,)])", ran.stderr
