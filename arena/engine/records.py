@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 from .result import HandResult
 from .rules import Rules
@@ -112,9 +112,13 @@ class Fault:
         return f"{self.kind} by {who}: {self.detail}"
 
 
-@dataclass(frozen=True, slots=True)
-class Think:
-    """One answered decision's time: the seat, its hand, wall and CPU time (None: not measured), in ms."""
+class Think(NamedTuple):
+    """One answered decision's time: the seat, its hand, wall and CPU time (None: not measured), in ms.
+
+    A named tuple, not a dataclass like the other records: a referee makes one per decision and
+    a worker pickles every one to the runner, and a tuple is built and pickled in C (a frozen
+    dataclass's ``__init__`` and ``__reduce__`` run in Python).
+    """
 
     seat: int
     hand_index: int
@@ -123,12 +127,7 @@ class Think:
 
     def to_list(self) -> list[Any]:
         """JSON-ready form: ``[seat, hand_index, wall_ms, cpu_ms]``."""
-        return [self.seat, self.hand_index, self.wall_ms, self.cpu_ms]
-
-    def __reduce__(self) -> tuple[type[Think], tuple[int, int, float, float | None]]:
-        # Pickled as its four values: a worker sends one per decision to the runner, and the
-        # generated slots state (a dict built through dataclasses.fields) cost 6% of a worker.
-        return Think, (self.seat, self.hand_index, self.wall_ms, self.cpu_ms)
+        return list(self)
 
 
 @dataclass(frozen=True, slots=True)
