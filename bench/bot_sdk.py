@@ -134,7 +134,12 @@ def random_bot_class(checkout: Path, client: ModuleType) -> Any:
 class NullSocket:
     """Takes the replies and keeps none."""
 
-    def send(self, data: bytes, flags: int = 0, copy: bool = True) -> None:
+    holding = False
+
+    def hold(self, data: bytes) -> None:
+        pass
+
+    def flush(self) -> None:
         pass
 
 

@@ -57,6 +57,8 @@ EXIT_ARENA_GONE = 4
 _WAIT_S = 1.0  # how often a silent connection checks that the arena is still there
 _RETRY_S = 0.1  # how often to try connecting while nobody listens
 _SEND_TIMEOUT_S = 10.0
+_HOLD_S = 0.001  # the longest a reply may wait for the replies after it (see _Session.handle)
+_SLOWEST_DECAY = 0.99  # per request: a slow act keeps replies from being held for ~700 requests after it
 
 
 class Bot:
@@ -93,9 +95,14 @@ BotFactory = Callable[[str, int], Bot]
 
 
 class Sender(Protocol):
-    """Where replies go: the link to the arena."""
+    """Where replies go: the link to the arena (``protocol.zmtp.Dealer``)."""
 
-    def send(self, data: bytes) -> None: ...
+    def hold(self, data: bytes) -> None: ...
+
+    @property
+    def holding(self) -> bool: ...
+
+    def flush(self) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +149,9 @@ class _Session:
         self.welcomed = False
         self.rules: dict[str, Any] = {}  # the welcome's non-default rule options
         self.parent = os.getppid()  # before the hello, so a parent that dies later is noticed
+        self.clock: Callable[[], float] = time.perf_counter  # times the acts (tests give their own)
+        self.held_since = 0.0  # the clock when the first reply held back was ready
+        self.slowest_s = 1.0  # the slowest recent act, decayed: nothing is held until acts prove fast
 
     def say(self, text: str) -> None:
         print(f"[{self.name} pid {os.getpid()}] {text}", file=self.err, flush=True)
@@ -187,18 +197,22 @@ class _Session:
     def loop(self, link: Dealer) -> int:
         """Handle messages until one ends the session. A receive waits at most _WAIT_S: a
         queued message (several games' requests often arrive together) costs no wait, and
-        only a second of silence raises, to check that the arena is still there."""
-        recv, handle = link.recv, self.handle
+        only a second of silence raises, to check that the arena is still there. The replies
+        held back leave before the loop waits."""
+        buffered, recv, handle = link.buffered, link.recv, self.handle
         silent_since: float | None = None  # when the silence began, noted at its first timeout
         while True:
-            try:
-                data = recv()
-            except TimeoutError:
-                if silent_since is None:
-                    silent_since = time.monotonic() - _WAIT_S
-                if (code := self.gone(silent_since)) is not None:
-                    return code
-                continue
+            data = buffered()
+            if data is None:
+                link.flush()  # a send's TimeoutError ends the session (``run``)
+                try:
+                    data = recv()
+                except TimeoutError:
+                    if silent_since is None:
+                        silent_since = time.monotonic() - _WAIT_S
+                    if (code := self.gone(silent_since)) is not None:
+                        return code
+                    continue
             silent_since = None
             code = handle(link, data)
             if code is not None:
@@ -216,15 +230,33 @@ class _Session:
         return None
 
     def handle(self, sock: Sender, data: bytes) -> int | None:
-        """Act on one arena message; an exit status ends the session."""
+        """Act on one arena message; an exit status ends the session.
+
+        A reply is held back (``sock.hold``), to leave in one write with the replies to the
+        requests that arrived with it, only while the bot's acts are fast: before each act the
+        replies held so far are sent unless they would still be under ``_HOLD_S`` old once this
+        act is done, judged by the slowest recent act. Before any other bot code runs (a hook),
+        they are sent.
+        """
         try:
             msg = parse_arena_message(data)
         except ProtocolError as exc:
             self.say(f"ignored a bad message from the arena ({exc.code}): {exc}")
             return None
         if type(msg) is Request and self.welcomed:  # the per-decision path, first
-            sock.send(make_action(msg.seq, msg.game_id, self.decide(msg)))
+            clock = self.clock
+            began = clock()
+            if sock.holding and began - self.held_since + self.slowest_s > _HOLD_S:
+                sock.flush()
+                began = clock()
+            action = self.decide(msg)
+            done = clock()
+            self.slowest_s = max(done - began, self.slowest_s * _SLOWEST_DECAY)
+            if not sock.holding:
+                self.held_since = done
+            sock.hold(make_action(msg.seq, msg.game_id, action))
             return None
+        sock.flush()
         if isinstance(msg, Reject):
             self.say(f"rejected by the arena: {msg.reason}: {msg.detail}")
             return EXIT_REJECTED

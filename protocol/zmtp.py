@@ -7,6 +7,10 @@ call takes every queued message, one ``send`` writes a reply. The arena's ROUTER
 this peer from a libzmq DEALER: the same greeting, the same READY command (``Socket-Type``
 ``DEALER``, ``Identity`` the routing id) and the same frames (ZMTP 3.0, ZeroMQ RFC 23).
 
+Replies may be held back (``hold``) and written together (``flush``): the SDK answers the
+requests that came in one read with one write, which wakes the arena once instead of once per
+reply.
+
 Only what a bot needs: ``ipc://`` (a path, or ``@name`` in the abstract namespace) and
 ``tcp://host:port`` endpoints, a blocking receive that gives up after ``recv_timeout_s``
 (``TimeoutError``), a send that gives up after ``send_timeout_s`` (``TimeoutError``), each
@@ -76,6 +80,7 @@ class Dealer:
         self._sock: socket.socket | None = None
         self._buf = bytearray()
         self._pos = 0  # where the next frame starts in _buf
+        self._held: list[bytes] = []  # frames ``hold`` kept back, for one write
 
     def connect(self) -> None:
         """Connect and do the ZMTP handshake. ``OSError`` when nobody listens (yet);
@@ -173,10 +178,30 @@ class Dealer:
             self._fill()
         return frame
 
+    def buffered(self) -> bytes | None:
+        """The next message frame if a whole one was received already, else None (no wait)."""
+        return self._next_frame()
+
     def send(self, data: bytes) -> None:
-        """Send ``data`` as one message; ``TimeoutError`` if the peer read nothing for
-        ``send_timeout_s``."""
-        self._write(_frame(data))
+        """Send ``data`` as one message, after any held back; ``TimeoutError`` if the peer read
+        nothing for ``send_timeout_s``."""
+        self.hold(data)
+        self.flush()
+
+    def hold(self, data: bytes) -> None:
+        """Keep the message ``data`` back, to leave with the next ``send`` or ``flush`` in one write."""
+        self._held.append(_frame(data))
+
+    @property
+    def holding(self) -> bool:
+        """Whether messages are held back."""
+        return bool(self._held)
+
+    def flush(self) -> None:
+        """Send the messages held back, in order, in one write (``TimeoutError`` as ``send``)."""
+        held, self._held = self._held, []
+        if held:
+            self._write(held[0] if len(held) == 1 else b"".join(held))
 
     def _write(self, data: bytes) -> None:
         sock = self._sock

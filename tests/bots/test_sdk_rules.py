@@ -18,8 +18,13 @@ class _Sock:
     def __init__(self) -> None:
         self.sent: list[bytes] = []
 
-    def send(self, data: bytes) -> None:
+    holding = False
+
+    def hold(self, data: bytes) -> None:
         self.sent.append(data)
+
+    def flush(self) -> None:
+        pass
 
 
 class _Recorder(Bot):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import select
 import socket
 import threading
 from collections.abc import Iterator
@@ -251,3 +252,69 @@ def test_the_sdk_gives_up_connecting_after_the_idle_timeout(ipc_dir: Path) -> No
     waiting = session(f"ipc://{ipc_dir}/never.sock", 0.2)
     assert waiting.connect(dealer(f"ipc://{ipc_dir}/never.sock")) == EXIT_ARENA_GONE
     assert "nothing from the arena for 0.2 s; exiting" in waiting.err.getvalue()  # type: ignore[attr-defined]
+
+
+def _connected_pair(ipc_dir: Path) -> tuple[Dealer, socket.socket]:
+    """A connected dealer and the raw peer connection, the handshake's bytes read off it."""
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(ipc_dir / "raw.sock"))
+    listener.listen(1)
+    accepted: list[socket.socket] = []
+
+    def serve() -> None:
+        conn, _ = listener.accept()
+        conn.sendall(GREETING + READY)
+        accepted.append(conn)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    link = dealer(f"ipc://{ipc_dir / 'raw.sock'}")
+    link.connect()
+    thread.join(WAIT_MS / 1000)
+    listener.close()
+    conn = accepted[0]
+    conn.settimeout(WAIT_MS / 1000)
+    handshake = len(GREETING) + len(frame(b"\x05READY\x0bSocket-Type\x00\x00\x00\x06DEALER\x08Identity\x00\x00\x00\x08tok-zmtp", 4))
+    got = b""
+    while len(got) < handshake:
+        got += conn.recv(handshake - len(got))
+    return link, conn
+
+
+def _readable(conn: socket.socket) -> bool:
+    return bool(select.select([conn], [], [], 0)[0])
+
+
+def test_held_messages_leave_in_order_with_the_next_flush_or_send(ipc_dir: Path) -> None:
+    link, conn = _connected_pair(ipc_dir)
+    try:
+        link.hold(b"one")
+        link.hold(b"two")
+        assert link.holding
+        assert not _readable(conn)  # a unix socket has what a write wrote once the write returns
+        link.flush()
+        assert not link.holding
+        assert conn.recv(4096) == frame(b"one") + frame(b"two")
+        link.hold(b"three")
+        link.send(b"four")
+        assert conn.recv(4096) == frame(b"three") + frame(b"four")
+        link.flush()  # nothing held: nothing written
+        assert not _readable(conn)
+    finally:
+        link.close()
+        conn.close()
+
+
+def test_buffered_gives_the_frames_already_read_and_never_waits(ipc_dir: Path) -> None:
+    link, conn = _connected_pair(ipc_dir)
+    try:
+        assert link.buffered() is None  # nothing read yet, and no wait for it
+        conn.sendall(frame(b"x") + frame(b"y") + frame(b"z")[:2])  # the third frame cut short
+        assert link.recv() == b"x"
+        assert link.buffered() == b"y"
+        assert link.buffered() is None  # "z" is not whole yet
+        conn.sendall(b"z")
+        assert link.recv() == b"z"
+    finally:
+        link.close()
+        conn.close()
