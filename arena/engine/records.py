@@ -14,14 +14,18 @@ store's ``fault_json`` and ``record_json`` keep.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+import functools
+import operator
+from dataclasses import asdict, dataclass, fields
 from enum import StrEnum
 from typing import Any, NamedTuple
 
+from .fastpickle import by_fields
 from .result import HandResult
 from .rules import Rules
 
 
+@by_fields
 @dataclass(frozen=True, slots=True)
 class HandRecord:
     """One hand as dealt and played: its rules, the 24 cards in deal order, the dealer, and the
@@ -76,6 +80,7 @@ class FaultKind(StrEnum):
     HARNESS = "harness"
 
 
+@by_fields
 @dataclass(frozen=True, slots=True)
 class Fault:
     """One fault, with the evidence: request, raw reply, timings and the bot's stderr tail."""
@@ -153,6 +158,13 @@ class MatchOutcome:
     think_ms: tuple[Think, ...] = ()
     interrupted: HandRecord | None = None
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        # by_fields, with the decisions' times as plain tuples: one Think per decision would
+        # each call its named tuple's __getnewargs__ (in Python) when pickled
+        values = list(_OUTCOME_FIELDS(self))
+        values[_THINKS] = tuple(map(tuple, self.think_ms))
+        return _match_outcome, tuple(values)
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
         return {
@@ -170,6 +182,19 @@ class MatchOutcome:
             "think_ms": [t.to_list() for t in self.think_ms],
             "interrupted": None if self.interrupted is None else self.interrupted.to_dict(),
         }
+
+
+_OUTCOME_NAMES = [field.name for field in fields(MatchOutcome)]
+_OUTCOME_FIELDS = operator.attrgetter(*_OUTCOME_NAMES)
+_THINKS = _OUTCOME_NAMES.index("think_ms")
+_new_think = functools.partial(tuple.__new__, Think)  # a Think from a plain tuple, in C
+
+
+def _match_outcome(*values: Any) -> MatchOutcome:
+    """A ``MatchOutcome`` from its pickled field values (``MatchOutcome.__reduce__``)."""
+    rebuilt = list(values)
+    rebuilt[_THINKS] = tuple(map(_new_think, values[_THINKS]))
+    return MatchOutcome(*rebuilt)
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,6 +278,7 @@ class ChangedBot:
     fingerprint: str  # the folder's fingerprint now ("missing" when it cannot be read)
 
 
+@by_fields
 @dataclass(frozen=True, slots=True)
 class PairOutcome:
     """A duplicate pair as a worker returns it: its two halves in order, or, when a bot changed

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from .fastpickle import by_fields
+
 
 class Reason(StrEnum):
     """How a hand ended (docs/rules.md R13.5); values are the contract's strings."""
@@ -18,6 +20,7 @@ class Reason(StrEnum):
     TIE = "tie"
 
 
+@by_fields
 @dataclass(frozen=True, slots=True)
 class HandResult:
     """The result of a finished hand.

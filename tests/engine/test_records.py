@@ -43,7 +43,11 @@ def test_a_match_outcome_has_the_json_form_arena_match_prints() -> None:
 def test_pair_outcomes_survive_pickling_as_a_worker_returns_them() -> None:
     played = PairOutcome(4, (_played("p00004h0", 9), _played("p00004h1", 9)))
     refused = PairOutcome(5, changed=(ChangedBot(1, "missing"),))
-    assert pickle.loads(pickle.dumps([played, refused])) == [played, refused]
+    back = pickle.loads(pickle.dumps([played, refused]))
+    assert back == [played, refused]
+    thinks = back[0].outcomes[1].think_ms  # a Think equals a plain tuple: check the types too
+    assert [type(t) for t in thinks] == [Think, Think] and thinks[1].cpu_ms is None and thinks[0].wall_ms == 1.25
+    assert type(back[0].outcomes[0].faults[0]) is Fault and type(back[1].changed[0]) is ChangedBot
 
 
 @pytest.mark.parametrize("halves, changed", [(0, ()), (1, ()), (3, ()), (2, (ChangedBot(0, "f"),))])
