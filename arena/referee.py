@@ -155,6 +155,7 @@ class Referee:
         self.think_ms: list[Think] = []
         self._forfeit_by: int | None = None
         self._void = False
+        self._outcome: MatchOutcome | None = None  # the finished match's, made once (until another fault)
 
     # ------------------------------------------------------------------ state
 
@@ -213,6 +214,7 @@ class Referee:
     def fault(self, fault: Fault) -> list[Notice]:
         """Record a fault the conductor observed and apply the policy to it."""
         self.faults.append(fault)
+        self._outcome = None
         if fault.kind is FaultKind.HARNESS:
             self._void = True
             return self._match_over_notices(fault)
@@ -268,7 +270,9 @@ class Referee:
     # ------------------------------------------------------------------ result
 
     def outcome(self) -> MatchOutcome:
-        """The match as the store keeps it (call once finished)."""
+        """The match as the store keeps it (call once finished; made once while nothing changes)."""
+        if self._outcome is not None:
+            return self._outcome
         match = self.match
         if self._void:
             winner = None
@@ -281,7 +285,7 @@ class Referee:
             current = match.hand.record()
             if current["actions"]:
                 interrupted = HandRecord.of(current, self.rules)
-        return MatchOutcome(
+        outcome = MatchOutcome(
             match_id=self.match_id,
             seed=self.seed,
             names=self.names,
@@ -296,3 +300,6 @@ class Referee:
             think_ms=tuple(self.think_ms),
             interrupted=interrupted,
         )
+        if self.finished:
+            self._outcome = outcome
+        return outcome

@@ -39,7 +39,17 @@ from typing import Any, Callable, Mapping, NoReturn, Protocol, Sequence, TextIO
 
 from .codec import make_action, make_hello, parse_arena_message
 from .errors import ProtocolError
-from .messages import MAX_GAMES_LIMIT, MAX_MESSAGE_BYTES, HandOver, MatchOver, Reject, Request, Shutdown, Welcome
+from .messages import (
+    MAX_GAMES_LIMIT,
+    MAX_MESSAGE_BYTES,
+    ArenaMessage,
+    HandOver,
+    MatchOver,
+    Reject,
+    Request,
+    Shutdown,
+    Welcome,
+)
 from .zmtp import Dealer
 
 ENV_ENDPOINT = "ARENA_ENDPOINT"
@@ -235,8 +245,9 @@ class _Session:
         A reply is held back (``sock.hold``), to leave in one write with the replies to the
         requests that arrived with it, only while the bot's acts are fast: before each act the
         replies held so far are sent unless they would still be under ``_HOLD_S`` old once this
-        act is done, judged by the slowest recent act. Before any other bot code runs (a hook),
-        they are sent.
+        act is done, judged by the slowest recent act (an act includes the bot object's
+        constructor, for a game's first request). Before any other bot code runs (a hook the bot
+        overrides), they are sent.
         """
         try:
             msg = parse_arena_message(data)
@@ -256,7 +267,8 @@ class _Session:
                 self.held_since = done
             sock.hold(make_action(msg.seq, msg.game_id, action))
             return None
-        sock.flush()
+        if self._runs_bot_code(msg):
+            sock.flush()
         if isinstance(msg, Reject):
             self.say(f"rejected by the arena: {msg.reason}: {msg.detail}")
             return EXIT_REJECTED
@@ -275,6 +287,17 @@ class _Session:
             del self.games[msg.game_id]
             self.guard(msg.game_id, "on_match_over", bot.on_match_over, msg.summary())
         return None
+
+    def _runs_bot_code(self, msg: ArenaMessage) -> bool:
+        """Whether handling ``msg`` (not a request) may run the bot's own code: any message but a
+        ``hand_over`` or ``match_over`` whose hook the game's bot object does not override."""
+        if not self.welcomed or not isinstance(msg, (HandOver, MatchOver)):
+            return True
+        bot = self.games.get(msg.game_id)
+        if bot is None:  # its constructor would run
+            return True
+        hook = "on_hand_over" if isinstance(msg, HandOver) else "on_match_over"
+        return getattr(type(bot), hook, None) is not getattr(Bot, hook)
 
     def bot(self, game_id: str, seat: int) -> Bot:
         """The game's bot object, made when the game's first message arrives."""

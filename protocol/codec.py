@@ -35,6 +35,7 @@ from .messages import (
     Shutdown,
     Welcome,
     reply_dict,
+    request_dict,
 )
 
 _MAJOR = str(PROTOCOL_MAJOR)
@@ -184,7 +185,8 @@ def make_request(
 ) -> bytes:
     """A decision request. ``view`` is ``Match.view(seat)``; ``legal_actions`` equals its list."""
     _check_view(view)
-    return encode(Request(seq, game_id, seat, view, legal_actions, time_limit_ms, bank_ms))
+    data = orjson.dumps(request_dict(seq, game_id, seat, view, legal_actions, time_limit_ms, bank_ms))  # no Request object
+    return data if len(data) <= MAX_MESSAGE_BYTES else _capped(data, "Request")
 
 
 def make_hand_over(game_id: str, seat: int, view: dict[str, Any], score: Sequence[int], carry: int) -> bytes:

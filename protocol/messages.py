@@ -171,6 +171,15 @@ def reply_dict(seq: int, game_id: str, action: str, v: str = PROTOCOL_VERSION) -
     return {"v": v, "type": "action", "seq": seq, "game_id": game_id, "action": action}
 
 
+def request_dict(seq: int, game_id: str, seat: int, view: dict[str, Any], legal_actions: list[str],
+                 time_limit_ms: int, bank_ms: int, v: str = PROTOCOL_VERSION) -> dict[str, Any]:
+    """The wire form of a ``Request``, without making one (the conductor's per-decision path)."""
+    return {
+        "v": v, "type": "request", "seq": seq, "game_id": game_id, "seat": seat, "time_limit_ms": time_limit_ms,
+        "bank_ms": bank_ms, "view": view, "legal_actions": legal_actions,
+    }
+
+
 @dataclass(slots=True)
 class Reply:
     """The bot's answer to one request (wire type ``"action"``)."""
@@ -258,11 +267,8 @@ class Request:
     v: str = PROTOCOL_VERSION
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "v": self.v, "type": "request", "seq": self.seq, "game_id": self.game_id,
-            "seat": self.seat, "time_limit_ms": self.time_limit_ms, "bank_ms": self.bank_ms,
-            "view": self.view, "legal_actions": self.legal_actions,
-        }
+        return request_dict(self.seq, self.game_id, self.seat, self.view, self.legal_actions, self.time_limit_ms,
+                            self.bank_ms, self.v)
 
     @classmethod
     def from_dict(cls, msg: Mapping[str, Any]) -> Request:

@@ -153,3 +153,16 @@ def test_fault_record_fills_the_hand_and_clock_fields_the_conductor_cannot_see()
                                  elapsed_s=None, exit="exit status 3")
     assert (death.bot, death.reply, death.exit) == ("beta", "cut... [9 more]", "exit status 3")
     assert death.elapsed_ms is None and death.time_limit_ms is None and death.bank_ms is None
+
+
+def test_a_finished_matchs_outcome_is_made_once_and_remade_for_a_later_fault() -> None:
+    referee = Referee("m1", 5, Rules(), NAMES, TimeControl(time_limit_ms=50, bank_ms=100))
+    play(referee)
+    first = referee.outcome()
+    assert referee.outcome() is first  # the conductor and the feed ask for it again: not rebuilt
+    late = referee.fault_record(FaultKind.DISCONNECT, 1, "link lost after the end", request=None, reply=None,
+                                elapsed_s=None)
+    assert referee.fault(late) == []  # the match is over: nothing to apply
+    again = referee.outcome()
+    assert again.faults == (late,) and first.faults == ()  # the fault recorded after the end is kept
+    assert again.score == first.score and again.think_ms == first.think_ms
