@@ -2,14 +2,13 @@
 
 The bot SDK's link to the arena. libzmq moves every message through its I/O thread: per
 message a wakeup of that thread and a hand-over between threads, which cost a random bot
-about a sixth of its CPU (``bench/bot_sdk.py``). Here the SDK's own thread reads and writes the socket: one ``recv`` system
-call takes every queued message, one ``send`` writes a reply. The arena's ROUTER cannot tell
-this peer from a libzmq DEALER: the same greeting, the same READY command (``Socket-Type``
-``DEALER``, ``Identity`` the routing id) and the same frames (ZMTP 3.0, ZeroMQ RFC 23).
-
-Replies may be held back (``hold``) and written together (``flush``): the SDK answers the
-requests that came in one read with one write, which wakes the arena once instead of once per
-reply.
+about a sixth of its CPU (``bench/bot_sdk.py``). Here the SDK's own thread reads and writes
+the socket: one ``recv`` system call takes every queued message, and one write sends the
+replies held back (``hold``, ``flush``), so the SDK answers the requests that came together
+with one write, which wakes the arena once instead of once per reply. The arena's ROUTER
+cannot tell this peer from a libzmq DEALER: the same greeting, the same READY command
+(``Socket-Type`` ``DEALER``, ``Identity`` the routing id) and the same frames (ZMTP 3.0,
+ZeroMQ RFC 23).
 
 Only what a bot needs: ``ipc://`` (a path, or ``@name`` in the abstract namespace) and
 ``tcp://host:port`` endpoints, a blocking receive that gives up after ``recv_timeout_s``
