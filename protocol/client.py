@@ -68,7 +68,7 @@ _WAIT_S = 1.0  # how often a silent connection checks that the arena is still th
 _RETRY_S = 0.1  # how often to try connecting while nobody listens
 _SEND_TIMEOUT_S = 10.0
 _HOLD_S = 0.001  # the longest a reply may wait for the replies after it (see _Session.handle)
-_SLOWEST_DECAY = 0.99  # per request: a slow act keeps replies from being held for ~700 requests after it
+_SLOWEST_DECAY = 0.9  # per request: after a slow act, no reply is held for some 60 requests or more
 
 
 class Bot:
