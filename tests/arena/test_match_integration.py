@@ -26,7 +26,7 @@ import pytest
 from arena.botproc import BotProcess, Manifest, load_manifest
 from arena.botproc.process import KILL_TIMEOUT_S
 from arena.clock import TimeControl
-from arena.conductor import play_matches
+from arena.conductor import play_fed, play_matches
 from arena.engine import CARD_NAMES, SUITS, Hand, Rules
 from arena.engine.cards import cards_of
 from arena.engine.records import FaultKind, HandRecord, MatchOutcome
@@ -368,6 +368,45 @@ def test_a_bot_killed_in_its_handshake_costs_the_bots_thinking_elsewhere_nothing
     assert "wrong token" in forged.faults[0].detail
     assert not thought.faults and thought.winner in (0, 1), thought.faults
     assert len(thought.think_ms) >= 8 and max(think.wall_ms for think in thought.think_ms) < SLOW_S * 1000.0
+
+
+class _SlowToHearOfEnds:
+    """A feed that admits its matches at once and takes ``SLOW_S`` to hear of the first end (a
+    runner storing a result, or closing and starting processes, on a loaded machine)."""
+
+    def __init__(self, games: list[tuple[Refereeing, tuple[BotSession, BotSession]]]) -> None:
+        self.games = games
+        self.ends: list[str] = []
+
+    def admit(self, playing: int) -> list[tuple[Refereeing, tuple[BotSession, BotSession]]]:
+        games, self.games = self.games, []
+        return games
+
+    def ended(self, seated: tuple[Refereeing, tuple[BotSession, BotSession]], outcome: MatchOutcome) -> None:
+        self.ends.append(outcome.match_id)
+        if len(self.ends) == 1:
+            busy(SLOW_S)
+
+
+def test_the_time_a_feed_takes_between_matches_costs_the_bots_thinking_elsewhere_nothing(
+    random_bot: Manifest, tmp_path: Path
+) -> None:
+    """A random match ends while ponder bots think in another; the feed takes 250 ms to hear of
+    it, past the ponder bots' 200 ms limit with no bank. The clocks of the requests out stop
+    meanwhile (the conductor's ``_stopped_clocks``): without that, the ponder bot thinking then
+    times out."""
+    settings = MatchSettings(time_control=TimeControl(time_limit_ms=200, bank_ms=0))
+    ponder = load_manifest(BOTFIXTURES / "ponder")
+    with SessionPool(tmp_path, settings) as pool:
+        thinker = pool.acquire(ponder)
+        seated = [(thinker, pool.acquire(ponder, exclude=(thinker,)))]
+        quick = pool.acquire(random_bot, exclude=seated[0])
+        seated.append((quick, pool.acquire(random_bot, exclude=(*seated[0], quick))))
+        feed = _SlowToHearOfEnds(referees("feed", 700, settings, seated))
+        thought, played = play_fed(feed)
+    assert feed.ends == ["feed-1", "feed-0"]  # the random match ended first, mid-ponder
+    assert not played.faults and not thought.faults and thought.winner in (0, 1), thought.faults
+    assert len(thought.think_ms) > 10 and max(think.wall_ms for think in thought.think_ms) < SLOW_S * 1000.0
 
 
 # ---------------------------------------------------------------------------- CLI
