@@ -231,14 +231,18 @@ def current_fingerprint(bot_dir: str) -> str:
     return known[1]
 
 
-def _changed_bots(task: PairTask) -> tuple[ChangedBot, ...]:
-    """The pair's bots whose folders differ from the given fingerprints, with their fingerprints now."""
+def _changed_bots(task: PairTask, now_of: dict[str, str]) -> tuple[ChangedBot, ...]:
+    """The pair's bots whose folders differ from the given fingerprints, with their fingerprints
+    now; ``now_of`` keeps each folder's, read once for the pairs of a batch checked together."""
     changed = []
     for slot, (bot_dir, expected) in enumerate(zip(task.bot_dirs, task.fingerprints)):
-        try:
-            now = current_fingerprint(bot_dir)
-        except (OSError, ManifestError):
-            now = "missing"
+        now = now_of.get(bot_dir)
+        if now is None:
+            try:
+                now = current_fingerprint(bot_dir)
+            except (OSError, ManifestError):
+                now = "missing"
+            now_of[bot_dir] = now
         if now != expected:
             changed.append(ChangedBot(slot, now))
     return tuple(changed)
@@ -258,8 +262,9 @@ def play_pairs(tasks: list[PairTask]) -> list[PairOutcome]:
     """
     results: dict[int, PairOutcome] = {}
     playable = []
+    before: dict[str, str] = {}  # each bot folder's fingerprint, read once per batch before and once after
     for task in tasks:
-        changed = _changed_bots(task)
+        changed = _changed_bots(task, before)
         if changed:
             results[task.pair_index] = PairOutcome(task.pair_index, changed=changed)
         else:
@@ -273,8 +278,9 @@ def play_pairs(tasks: list[PairTask]) -> list[PairOutcome]:
             outcomes = [play_spec(pool, spec, attempts=MAX_MATCH_ATTEMPTS) for spec in specs]
         else:
             outcomes = play_at_once(pool, specs, attempts=MAX_MATCH_ATTEMPTS, started=_report_playing)
+        after: dict[str, str] = {}
         for i, task in enumerate(playable):
-            changed = _changed_bots(task)  # edited while it played: which version played is unknown
+            changed = _changed_bots(task, after)  # edited while it played: which version played is unknown
             results[task.pair_index] = PairOutcome(task.pair_index, changed=changed) if changed else PairOutcome(
                 task.pair_index, tuple(outcomes[2 * i:2 * i + 2]))
     return [results[task.pair_index] for task in tasks]

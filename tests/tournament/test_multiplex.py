@@ -23,9 +23,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena.botproc import Manifest, load_manifest
+from arena import runner
+from arena.botproc import Manifest, SandboxMode, load_manifest
 from arena.clock import TimeControl
-from arena.engine.records import FaultKind
+from arena.engine.records import ChangedBot, FaultKind
 from arena.matchplay import MatchSettings, MatchSpec, SessionPool, play_at_once, play_spec
 from arena.multiplex import WAVES, batch_size, batches, games_at_once, submit_pairs
 from arena.referee import MatchOutcome
@@ -291,3 +292,35 @@ def test_a_bad_max_games_flag_is_one_clear_line(tmp_path: Path) -> None:
                    str(tmp_path / "out"), "--quiet", "--allow-unvalidated")
     assert result.returncode == 2 and "argument --max-games: must be a whole number from 1 to" in result.stderr
     assert "Traceback" not in result.stderr and not (tmp_path / "out").exists()
+
+
+def test_a_batch_checks_each_bot_folder_once_and_refuses_only_the_pairs_of_a_changed_bot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = MatchSettings(sandbox=SandboxMode.FALLBACK, max_games=16, time_control=CALM)
+    random_dir, greedy_dir = str(ROOT / "bots/random"), str(ROOT / "bots/greedy")
+    random_print, greedy_print = runner.current_fingerprint(random_dir), runner.current_fingerprint(greedy_dir)
+    walked: Counter[str] = Counter()
+    real = runner.current_fingerprint
+
+    def counted(bot_dir: str) -> str:
+        walked[bot_dir] += 1
+        return real(bot_dir)
+
+    def pair(index: int, dirs: tuple[str, str], prints: tuple[str, str]) -> runner.PairTask:
+        return runner.PairTask(index, index, dirs, ("a", "b"), settings, str(tmp_path / "run"), prints)
+
+    tasks = [pair(0, (random_dir, greedy_dir), (random_print, "stale")),
+             pair(1, (random_dir, random_dir), (random_print, random_print)),
+             pair(2, (greedy_dir, random_dir), ("stale", random_print)),
+             pair(3, (random_dir, random_dir), (random_print, random_print))]
+    monkeypatch.setattr(runner, "current_fingerprint", counted)
+    try:
+        results = runner.play_pairs(tasks)
+    finally:
+        runner._session_pool(settings, str(tmp_path / "run")).close()
+        runner._local.pool = None
+    assert [r.changed for r in results] == [(ChangedBot(1, greedy_print),), (), (ChangedBot(0, greedy_print),), ()]
+    assert [len(r.outcomes) for r in results] == [0, 2, 0, 2]
+    assert not any(o.faults or o.void for r in results for o in r.outcomes)
+    assert walked == {random_dir: 2, greedy_dir: 1}  # before the batch (both) and after it (random's pairs only)
