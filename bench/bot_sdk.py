@@ -132,9 +132,12 @@ def random_bot_class(checkout: Path, client: ModuleType) -> Any:
 
 
 class NullSocket:
-    """Takes the replies and keeps none."""
+    """Takes the replies and keeps none (``send`` for checkouts from before replies were held)."""
 
     holding = False
+
+    def send(self, data: bytes) -> None:
+        pass
 
     def hold(self, data: bytes) -> None:
         pass

@@ -198,8 +198,9 @@ class Dealer:
 
     def flush(self) -> None:
         """Send the messages held back, in order, in one write (``TimeoutError`` as ``send``)."""
-        held, self._held = self._held, []
+        held = self._held
         if held:
+            self._held = []
             self._write(held[0] if len(held) == 1 else b"".join(held))
 
     def _write(self, data: bytes) -> None:
