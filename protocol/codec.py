@@ -31,7 +31,6 @@ from .messages import (
     Message,
     Reject,
     Reply,
-    Request,
     Shutdown,
     Welcome,
     reply_dict,

@@ -18,12 +18,12 @@ T = TypeVar("T")
 def by_fields(cls: type[T]) -> type[T]:
     """Pickle the dataclass ``cls`` as ``cls(*field values)`` (its ``__init__`` checks run again)."""
     names = [field.name for field in dataclasses.fields(cls)]  # type: ignore[arg-type]
+    if len(names) < 2:  # attrgetter of one name gives the value, not a tuple of values
+        raise TypeError(f"by_fields: {cls.__name__} has {len(names)} field(s); it needs two or more")
     values = operator.attrgetter(*names)
-    if len(names) == 1:
-        def reduce(self: Any) -> tuple[Any, tuple[Any, ...]]:
-            return cls, (values(self),)
-    else:
-        def reduce(self: Any) -> tuple[Any, tuple[Any, ...]]:
-            return cls, values(self)
+
+    def reduce(self: Any) -> tuple[Any, tuple[Any, ...]]:
+        return cls, values(self)
+
     setattr(cls, "__reduce__", reduce)
     return cls
