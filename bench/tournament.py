@@ -17,6 +17,12 @@ lock-step run takes half a minute here) keep the fixed part to about a tenth of 
 multiplexed run; ``--pairs 100`` (about 2,500 hands) or ``--pairs 40`` show how shorter runs
 fare, the fixed part weighing on the multiplexed run more.
 
+The bench also prints how many cores each run kept busy (CPU seconds per second) and the ratio
+of the two runs' CPU per hand. A run that keeps every core busy is CPU-bound: its hands/s is the
+cores over its CPU per hand. When both runs are CPU-bound, the hands/s ratio is lock-step's CPU
+per hand over multiplexed's: to raise it, multiplexed play must cost less CPU per hand. That CPU
+ratio also varies less with the machine's load than hands/s do.
+
 The ratio depends on the machine's speed, which the bench prints before and after the runs
 (``machine.calibration_us``). Lock-step waits for a process to wake up at every decision, a
 cost that does not shrink in proportion to a slower core; and on a slow enough core lock-step
@@ -35,6 +41,7 @@ hundred modules from source, some 0.3 s of the fixed part that no installed aren
 from __future__ import annotations
 
 import argparse
+import os
 import sqlite3
 import statistics
 import subprocess
@@ -61,6 +68,11 @@ class Run:
     seconds: float
     bots_ms_per_hand: float  # the part of cpu_ms_per_hand that the bot processes used
     parent_ms_per_hand: float  # the part that the arena's own process used (storing, ratings)
+
+    @property
+    def cores_busy(self) -> float:
+        """CPU seconds the run's processes used per second of the run."""
+        return self.cpu_ms_per_hand * self.hands / 1000.0 / self.seconds
 
     def beyond(self, fixed_s: float) -> float:
         """Hands/s over the seconds beyond ``fixed_s``."""
@@ -104,7 +116,8 @@ def main() -> None:
             print(f"run {i + 1}: lock-step {lock[-1].hands_per_s:5.0f} hands/s ({lock[-1].cpu_ms_per_hand:.2f} ms "
                   f"CPU/hand), multiplexed {multi[-1].hands_per_s:5.0f} hands/s ({multi[-1].cpu_ms_per_hand:.2f} ms "
                   f"CPU/hand), ratio {multi[-1].hands_per_s / lock[-1].hands_per_s:.2f}x "
-                  f"({len(lock[-1].matches)} matches, {lock[-1].hands} hands, load {load_average()})")
+                  f"({len(lock[-1].matches)} matches, {lock[-1].hands} hands, cores busy {lock[-1].cores_busy:.2f} "
+                  f"and {multi[-1].cores_busy:.2f}, load {load_average()})")
     calibration.append(calibration_us())
     med = statistics.median
     ratios = [m.hands_per_s / lk.hands_per_s for m, lk in zip(multi, lock)]
@@ -118,6 +131,11 @@ def main() -> None:
         bots, parent = med(r.bots_ms_per_hand for r in runs), med(r.parent_ms_per_hand for r in runs)
         print(f"{label} CPU/hand by process: bots {bots:.2f} ms, arena parent {parent:.2f} ms, workers and the "
               f"rest {med(r.cpu_ms_per_hand for r in runs) - bots - parent:.2f} ms")
+    cpu_ratios = [lk.cpu_ms_per_hand / m.cpu_ms_per_hand for m, lk in zip(multi, lock)]
+    print(f"CPU per hand, lock-step over multiplexed: {med(cpu_ratios):.2f}x (range {min(cpu_ratios):.2f}-"
+          f"{max(cpu_ratios):.2f}x), which the hands/s ratio equals when both runs keep every core busy; cores busy: "
+          f"lock-step {med(r.cores_busy for r in lock):.2f}, multiplexed {med(r.cores_busy for r in multi):.2f} "
+          f"of {os.cpu_count()}")
     beyond = [m.beyond(fixed[1]) / lk.beyond(fixed[0]) for m, lk in zip(multi, lock)]
     print(f"fixed part (one pair per pairing): lock-step {fixed[0]:.1f} s, multiplexed {fixed[1]:.1f} s; beyond it: "
           f"lock-step {med(r.beyond(fixed[0]) for r in lock):.0f} hands/s, multiplexed "
