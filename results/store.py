@@ -20,6 +20,7 @@ import os
 import sqlite3
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import fields
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -191,9 +192,9 @@ _SQLITE_HEADER = b"SQLite format 3\x00"
 _DISK_FULL = frozenset({sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR})
 
 
-_MATCH_COLUMNS = ("id, pair_index, half, match_id, seed, seat0, seat1, winner_seat, score0, score1, forfeit, void, "
-                  "hands, interrupted_json")
-_HAND_COLUMNS = "match_row, hand_index, winner_seat, game_points, reason, total0, total1, tricks0, tricks1, record_json"
+_HAND_NAMES = [field.name for field in fields(HandRow)]  # a row record's fields are its table's columns, in order
+_MATCH_COLUMNS = ", ".join(field.name for field in fields(MatchRow))
+_HAND_COLUMNS = ", ".join(_HAND_NAMES)
 
 
 class DiskFullError(StoreError, OSError):
@@ -612,7 +613,7 @@ class Store:
 
     def all_hands(self, tid: int) -> Iterator[HandRow]:
         """Every stored hand of the tournament, in schedule order (``match_row`` is its match's ``id``)."""
-        columns = ", ".join(f"h.{name}" for name in _HAND_COLUMNS.split(", "))
+        columns = ", ".join(f"h.{name}" for name in _HAND_NAMES)
         rows = self.db.execute(f"SELECT {columns} FROM hands h JOIN matches m ON m.id = h.match_row "
                                "WHERE m.tournament_id = ? ORDER BY m.pair_index, m.half, h.hand_index", (tid,))
         return (HandRow(*row) for row in rows)
