@@ -124,7 +124,7 @@ class BotSession:
     """One bot process, its link and its bookkeeping; close() ends both (idempotent)."""
 
     def __init__(self, name: str, manifest: Manifest, ctx: zmq.Context[Any], endpoint: str,
-                 handshake: Handshake) -> None:
+                 handshake: Handshake, *, pinned: bool = False) -> None:
         self.name = name
         self.manifest = manifest
         self.endpoint = endpoint
@@ -135,7 +135,7 @@ class BotSession:
         self.handshake = handshake
         self.process: BotProcess | None = None
         self.max_games = 1
-        self.pinned = False  # runs on its worker's own cores: it serves lock-step play only
+        self.pinned = pinned  # runs on its worker's own cores: it serves lock-step play only
         self.seq = 0
         self.dropped_replies = 0
         self.foreign_frames = 0  # frames from other routing ids, dropped
@@ -485,8 +485,7 @@ def launch_session(
     gives a dead session with its fault."""
     endpoint = f"ipc://{make_link_folder(socket_dir, str(index))}/link.sock"  # one folder per bot
     handshake = Handshake(time.monotonic() + handshake_s, max_games, rules or {})
-    session = BotSession(name or manifest.name, manifest, ctx, endpoint, handshake)
-    session.pinned = pinned
+    session = BotSession(name or manifest.name, manifest, ctx, endpoint, handshake, pinned=pinned)
     try:
         session.process = start_bot(manifest, run_dir=run_dir, endpoint=endpoint, token=session.token,
                                     limits=limits, sandbox=sandbox, pinned=pinned)
