@@ -31,6 +31,9 @@ class BatchTask(Protocol):
     def bot_dirs(self) -> tuple[str, str]: ...
 
     @property
+    def fingerprints(self) -> tuple[str, ...]: ...
+
+    @property
     def settings(self) -> Any: ...
 
 
@@ -38,15 +41,23 @@ WAVES = 4  # a batch holds this many times the pairs in play at once: one tail p
 
 
 @functools.lru_cache(maxsize=256)
-def _manifest(bot_dir: str) -> Manifest:
+def _manifest(bot_dir: str, fingerprint: str) -> Manifest:
     return load_manifest(bot_dir)
+
+
+def task_manifests(task: BatchTask) -> tuple[Manifest, Manifest]:
+    """The manifests of ``task``'s bots, read once per process and version of each folder (the
+    fingerprint the task names: a pair is played only while its folders still have it; a task
+    without fingerprints names folders that never change, such as the ladder's submissions)."""
+    prints = task.fingerprints or ("", "")
+    return _manifest(task.bot_dirs[0], prints[0]), _manifest(task.bot_dirs[1], prints[1])
 
 
 def games_at_once(task: BatchTask) -> int:
     """How many of its games both bots of ``task`` may play at once: the setting caps what they
     announce; ``fresh`` settings (new processes for every match) play one."""
     cap: int = 1 if task.settings.fresh else task.settings.max_games
-    return max(1, min(cap, *(_manifest(d).max_games for d in task.bot_dirs)))
+    return max(1, min(cap, *(manifest.max_games for manifest in task_manifests(task))))
 
 
 def batch_size(task: BatchTask) -> int:

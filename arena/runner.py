@@ -37,7 +37,7 @@ from arena.engine.deals import DealMode, Deals
 from arena.engine.records import ChangedBot, EntrantRecord, Fault, FaultKind, MatchOutcome, Pair, PairOutcome, match_id
 from arena.logsetup import renew_forwarding
 from arena.matchplay import MatchSettings, MatchSpec, SessionPool, play_at_once, play_spec
-from arena.multiplex import games_at_once, pairs_in_flight, submit_pairs
+from arena.multiplex import games_at_once, pairs_in_flight, submit_pairs, task_manifests
 from arena.output import BOT_LOGS, MIB, forget_held_locks, free_space, space_needed
 from arena.progress import progress_bar
 from arena.schedule import new_key, schedule
@@ -195,23 +195,15 @@ def _session_pool(settings: MatchSettings, run_dir: str) -> SessionPool:
         if pool is not None:
             pool.close()
         pool = _local.pool = SessionPool(Path(run_dir), settings)
-        _local.manifests = {}
         # A local worker ends its bots politely when the pool shuts it down: before its log
         # queue's own close at exit (priority 10), or what the closing logs would be lost.
         multiprocessing.util.Finalize(pool, pool.close, exitpriority=20)
     return pool
 
 
-def _manifest(bot_dir: str) -> Manifest:
-    cache: dict[str, Manifest] = _local.manifests
-    if bot_dir not in cache:
-        cache[bot_dir] = load_manifest(bot_dir)
-    return cache[bot_dir]
-
-
 def _specs(task: PairTask) -> list[MatchSpec]:
     """The pair's two halves: the same deals, seats swapped."""
-    manifests = (_manifest(task.bot_dirs[0]), _manifest(task.bot_dirs[1]))
+    manifests = task_manifests(task)
     return [MatchSpec((manifests[order[0]], manifests[order[1]]), match_id(task.pair_index, half), task.seed,
                       pair_key=task.pair_index, names=(task.labels[order[0]], task.labels[order[1]]))
             for half, order in enumerate(((0, 1), (1, 0)))]

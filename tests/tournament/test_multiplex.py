@@ -45,6 +45,7 @@ class Task:
     bot_dirs: tuple[str, str]
     settings: MatchSettings
     pair_index: int = 0
+    fingerprints: tuple[str, ...] = ()
 
 
 class RecordingPool(SessionPool):
