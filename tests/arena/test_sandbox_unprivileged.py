@@ -1,9 +1,10 @@
 """The sandbox started by an unprivileged arena: bubblewrap maps the bot's uid in a user
 namespace instead of dropping root with setpriv (the path a CI runner without root takes).
 
-The test switches to ``nobody`` to be that arena, so it needs root; the arena side runs on the
-system's Python (``/usr/bin/python3``, 3.11 or newer): ``arena.botproc`` needs only the standard
-library, and the test's own interpreter may live where nobody cannot read (a pyenv under /root).
+The test switches to ``nobody`` to be that arena, so it needs root. The arena side runs on the
+system's Python (``/usr/bin/python3``), since the test's own interpreter may live where nobody
+cannot read (a pyenv under /root), with the test environment's packages on its path (the protocol
+it imports needs orjson): so the system's Python must be the test's version (3.11 here).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +26,7 @@ from arena.botproc.sandbox import BOT_UID, REPO_ROOT
 pytestmark = [pytest.mark.integration, pytest.mark.requires("bubblewrap", "root")]
 
 SYSTEM_PYTHON = "/usr/bin/python3"
+PACKAGES = os.pathsep.join(dict.fromkeys(sysconfig.get_paths()[kind] for kind in ("purelib", "platlib")))
 ARENA_SIDE = """
 import json, sys
 from pathlib import Path
@@ -42,7 +45,7 @@ SCRIPT = ("id -u; echo hi > /tmp/work/x && echo wrote-workdir; "
 
 def as_nobody(*argv: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(["setpriv", f"--reuid={BOT_UID}", f"--regid={BOT_UID}", "--clear-groups", "--",
-                           "env", "-i", "PATH=/usr/bin:/bin", f"PYTHONPATH={REPO_ROOT}", *argv],
+                           "env", "-i", "PATH=/usr/bin:/bin", f"PYTHONPATH={REPO_ROOT}{os.pathsep}{PACKAGES}", *argv],
                           capture_output=True, text=True, timeout=120, cwd="/")
 
 
@@ -56,10 +59,11 @@ def shared() -> Iterator[Path]:
 
 
 def test_an_unprivileged_arena_maps_the_bot_to_nobody_with_the_same_view(shared: Path) -> None:
-    version = as_nobody(SYSTEM_PYTHON, "-c", "import sys, arena.botproc; print(sys.version_info >= (3, 11))")
+    ours = f"{sys.version_info.major}.{sys.version_info.minor}"
+    version = as_nobody(SYSTEM_PYTHON, "-c", f"import sys, arena.botproc; print(sys.version.startswith('{ours}.'))")
     if version.stdout.strip() != "True":
-        pytest.skip(f"needs {SYSTEM_PYTHON} 3.11+ that nobody can run with the project readable "
-                    f"(apt-get install python3): {version.stderr.strip()[-200:]}")
+        pytest.skip(f"needs {SYSTEM_PYTHON} {ours}, the tests' Python version, that nobody can run with the "
+                    f"project and its packages readable (apt-get install python3): {version.stderr.strip()[-200:]}")
     if as_nobody("unshare", "--user", "true").returncode != 0:
         pytest.skip("needs unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1)")
     bot, run = shared / "bot", shared / "run"
