@@ -36,7 +36,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -49,26 +49,28 @@ def message(bits: int, seed: int = 42) -> list[int]:
     return [rng.randrange(2) for _ in range(bits)]
 
 
+def _slot_end(start: float, slot: float, i: int) -> float:
+    """Sleep until slot ``i`` begins; when it ends."""
+    begin = start + i * slot
+    if (ahead := begin - time.monotonic()) > 0:
+        time.sleep(ahead)
+    return begin + slot
+
+
 def send(start: float, slot: float, bits: list[int]) -> None:
     """Spin through the slots of the 1s, sleep through those of the 0s."""
     for i, bit in enumerate(bits):
-        begin = start + i * slot
-        if (ahead := begin - time.monotonic()) > 0:
-            time.sleep(ahead)
-        if bit:
-            while time.monotonic() < begin + slot:
-                pass
+        end = _slot_end(start, slot, i)
+        while bit and time.monotonic() < end:
+            pass
 
 
 def receive(start: float, slot: float, count: int) -> list[int]:
     """Loop turns counted in each slot."""
     turns = []
     for i in range(count):
-        begin = start + i * slot
-        if (ahead := begin - time.monotonic()) > 0:
-            time.sleep(ahead)
-        n = 0
-        while time.monotonic() < begin + slot:
+        end, n = _slot_end(start, slot, i), 0
+        while time.monotonic() < end:
             n += 1
         turns.append(n)
     return turns
@@ -120,7 +122,7 @@ def _wait_for_play(database: Path, run: subprocess.Popen[bytes]) -> None:
     """Return once the run has stored a pair: its workers and bots are playing."""
     while run.poll() is None:
         try:
-            with sqlite3.connect(f"file:{database}?mode=ro", uri=True) as con:
+            with closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True)) as con:
                 if con.execute("SELECT count(*) FROM matches").fetchone()[0]:
                     return
         except sqlite3.Error:  # not made yet
