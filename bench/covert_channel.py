@@ -114,6 +114,8 @@ def tournament(max_games: int | None) -> Iterator[None]:
             _wait_for_play(Path(tmp) / "arena.sqlite", run)
             yield
         finally:
+            if run.poll() is not None:  # the load ended before the measurements did
+                print(f"  (the --max-games {max_games} run ended during these measurements: raise its --pairs)")
             run.terminate()
             run.wait()
 
