@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
 from arena.botproc import Limits, Manifest, ManifestError, cgroups, fingerprint, load_manifest, resolve_mode
-from arena.botproc.cores import take_slot
+from arena.botproc.cores import pin_to_slot, take_slot
 from arena.botproc.fingerprint import runtime_changes, runtime_files
 from arena.engine.deals import DealMode, Deals
 from arena.engine.records import ChangedBot, EntrantRecord, Fault, FaultKind, MatchOutcome, Pair, PairOutcome, match_id
@@ -114,13 +114,15 @@ _playing: Any = None
 def worker_init(playing: Any = None, slots: Any = None) -> None:
     """In a local worker: ignore Ctrl-C (the parent handles it), die with the parent, report
     in ``playing`` (a shared array) which pair this process plays, and take the next slot of
-    ``slots`` (a shared counter): the cores its lock-step bots run on (``arena.botproc.cores``)."""
+    ``slots`` (a shared counter): the core it runs on, and its lock-step bots' cores
+    (``arena.botproc.cores``)."""
     global _playing
     _playing = playing
     if slots is not None:
         with slots.get_lock():
             take_slot(slots.value)
             slots.value += 1
+        pin_to_slot()
     forget_held_locks()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent's stop-flag handler is inherited by fork

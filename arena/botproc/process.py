@@ -39,7 +39,7 @@ from types import TracebackType
 
 from arena.botproc import cgroups, logsink, procfs
 from arena.botproc.cgroups import BotCgroup, CgroupError
-from arena.botproc.cores import own_cores
+from arena.botproc.cores import own_cores, unpin_thread
 from arena.botproc.manifest import Manifest
 from arena.botproc.sandbox import (
     SANDBOX_WORKDIR, Limits, SandboxError, SandboxMode, bwrap_status, clean_env, prefix_command,
@@ -552,13 +552,14 @@ def _launcher() -> ThreadPoolExecutor:
 
     The fallback's ``setpriv --pdeathsig`` fires when the *thread* that forked the process
     ends, not the process; forking from a thread that lives as long as the process means a
-    bot never dies just because the caller's thread finished.
+    bot never dies just because the caller's thread finished. A pool worker's own threads are
+    held to one core (``cores.pin_to_slot``); this one, and so the bots, are not.
     """
     global _launcher_pool
     with _launcher_lock:
         if _launcher_pool is None:
-            _launcher_pool = ThreadPoolExecutor(max_workers=1,
-                                                thread_name_prefix="botproc-launcher")
+            _launcher_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="botproc-launcher",
+                                                initializer=unpin_thread)
         return _launcher_pool
 
 
