@@ -13,7 +13,9 @@ admitted on processes still starting: their handshakes are steps of this same lo
 (``BotSession.shake``), each within its own limit, and the match's first request goes out once
 both seats are greeted, while the other matches play on. What the loop does between rounds
 (the feed starting and closing processes, or waiting a moment to tell a crash from a
-disconnect) stops the clocks of the requests out meanwhile (``_stopped_clocks``). A request's
+disconnect) stops the clocks of the requests out meanwhile (``_stopped_clocks``); through a
+kill or a lost bot's wait the bots thinking are frozen as well (``_paused``), so nobody thinks
+on time that is nobody's. A request's
 clock starts once its bot is thawed: a thaw can take a millisecond on a busy machine, during
 which the bot cannot think. Bots already thawed are thinking meanwhile, so their clocks run on.
 
@@ -223,6 +225,23 @@ class _Conductor:
         finally:
             self._give_back(time.monotonic() - began)
 
+    @contextmanager
+    def _paused(self, dying: BotSession) -> Iterator[None]:
+        """``_stopped_clocks`` while ``dying`` is killed or its exit awaited, with every other bot
+        frozen through it: the time is nobody's, so nobody thinks in it either. Otherwise a bot
+        that makes the arena wait (``bots/hostile/clockstop``: 0.5 s to tell a crash from a
+        disconnect) would hand its teammate, thinking in another match, that time for free."""
+        self._freeze_idle()
+        thinking = [session for session in self.sessions if session is not dying and session.thinking]
+        with self._stopped_clocks():
+            for session in thinking:
+                session.pause()
+            try:
+                yield
+            finally:
+                for session in thinking:
+                    session.resume()
+
     def _give_back(self, spent: float) -> None:
         """The requests out start ``spent`` seconds later, and their deadlines move as far."""
         for pending in self.pending.values():
@@ -371,7 +390,7 @@ class _Conductor:
             if kind not in (FaultKind.PROTOCOL, FaultKind.DISCONNECT):
                 self._fault_pending(session, kind, f"unreadable reply: {exc}", raw, now)
                 return False
-            with self._stopped_clocks():
+            with self._paused(session):
                 death = session.fail(kind, str(exc), reply=raw)
             self._lose(session, death)
             return True
@@ -405,8 +424,7 @@ class _Conductor:
         self._flush()
         if not session.alive:  # the flush found it lost already
             return
-        self._freeze_idle()
-        with self._stopped_clocks():
+        with self._paused(session):
             death = session.classify_loss()
         self._lose(session, death)
 

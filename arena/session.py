@@ -270,6 +270,22 @@ class BotSession:
         if self.outstanding == 0 and self.process is not None:
             self.process.freeze()
 
+    @property
+    def thinking(self) -> bool:
+        """Whether the bot is thawed for requests it has not answered yet."""
+        return self.outstanding > 0 and self.process is not None and self.alive
+
+    def pause(self) -> None:
+        """Freeze a thinking bot while the arena's clocks are stopped (``resume`` thaws it)."""
+        if self.process is not None:
+            self.process.freeze()
+
+    def resume(self) -> None:
+        """Thaw a bot that ``pause`` froze, if it still owes answers and lives."""
+        if self.thinking:
+            assert self.process is not None
+            self.process.thaw()
+
     def _read_cpu(self, round_: int, *, answered: bool) -> None:
         assert self.process is not None
         self._cpu_round, self._cpu_answered, self._cpu = round_, answered, self.process.cpu_ns()
