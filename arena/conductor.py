@@ -14,8 +14,8 @@ admitted on processes still starting: their handshakes are steps of this same lo
 both seats are greeted, while the other matches play on. What the loop does between rounds
 (the feed starting and closing processes, or waiting a moment to tell a crash from a
 disconnect) stops the clocks of the requests out meanwhile (``_stopped_clocks``); through a
-kill or a lost bot's wait the bots thinking are frozen as well (``_paused``), so nobody thinks
-on time that is nobody's. A request's
+kill, a lost bot's wait or a process started or closed by the feed, the bots thinking are frozen
+as well (``_paused``, ``_slow_step``), so nobody thinks on time that is nobody's. A request's
 clock starts once its bot is thawed: a thaw can take a millisecond on a busy machine, during
 which the bot cannot think. Bots already thawed are thinking meanwhile, so their clocks run on.
 
@@ -32,8 +32,8 @@ import itertools
 import logging
 import math
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -77,6 +77,7 @@ class _Game:
 
 
 Seated = tuple[Refereeing, tuple[BotSession, BotSession]]
+SlowStep = Callable[[], AbstractContextManager[None]]  # what a feed starts or closes a process inside
 
 
 class GameFeed(Protocol):
@@ -88,6 +89,11 @@ class GameFeed(Protocol):
 
     def ended(self, seated: Seated, outcome: MatchOutcome) -> None:
         """A match ended: its sessions may take another one (or be closed)."""
+        ...
+
+    def set_slow_step(self, slow_step: SlowStep) -> None:
+        """What the feed runs each start or close of a process inside, from now on (the conductor
+        freezes the bots thinking for it)."""
         ...
 
 
@@ -103,6 +109,9 @@ class _Given:
 
     def ended(self, seated: Seated, outcome: MatchOutcome) -> None:
         return None
+
+    def set_slow_step(self, slow_step: SlowStep) -> None:
+        return None  # it starts and closes no process
 
 
 def play_matches(games: list[Seated]) -> list[MatchOutcome]:
@@ -132,6 +141,8 @@ class _Conductor:
         self.round = next(_rounds)  # this poll round: a bot's CPU counter is read at most once per round
         self.answered: list[BotSession] = []  # sessions that answered this round: frozen before the next poll
         self.outbox: list[tuple[BotSession, bytes, _Pending | None]] = []  # what the round sends, in order
+        self.frozen_for_feed: list[BotSession] | None = None  # in _admit: bots frozen for the feed's slow steps
+        feed.set_slow_step(self._slow_step)
 
     def run(self) -> list[MatchOutcome]:
         try:
@@ -198,7 +209,7 @@ class _Conductor:
             in_use = {id(s) for game in self.playing for s in game.sessions}
             for session in [s for s in self.sessions if id(s) not in in_use]:
                 self._forget(session)
-            with self._stopped_clocks():
+            with self._stopped_clocks(), self._feed_steps():
                 for game in self.ended:
                     self.feed.ended((game.referee, game.sessions), game.referee.outcome())
                 self.ended.clear()
@@ -232,15 +243,42 @@ class _Conductor:
         that makes the arena wait (``bots/hostile/clockstop``: 0.5 s to tell a crash from a
         disconnect) would hand its teammate, thinking in another match, that time for free."""
         self._freeze_idle()
-        thinking = [session for session in self.sessions if session is not dying and session.thinking]
         with self._stopped_clocks():
-            for session in thinking:
-                session.pause()
+            thinking = self._freeze_thinking(spare=dying)
             try:
                 yield
             finally:
                 for session in thinking:
                     session.resume()
+
+    def _freeze_thinking(self, spare: BotSession | None = None) -> list[BotSession]:
+        """Freeze every bot but ``spare`` that is thinking (thawed for answers it owes); those."""
+        thinking = [session for session in self.sessions if session is not spare and session.thinking]
+        for session in thinking:
+            session.pause()
+        return thinking
+
+    @contextmanager
+    def _feed_steps(self) -> Iterator[None]:
+        """Around the feed's calls in ``_admit``, with the clocks stopped: the bots that its slow
+        steps froze (``_slow_step``) are thawed once it is done."""
+        self.frozen_for_feed = []
+        try:
+            yield
+        finally:
+            frozen, self.frozen_for_feed = self.frozen_for_feed or [], None
+            for session in frozen:
+                session.resume()
+
+    @contextmanager
+    def _slow_step(self) -> Iterator[None]:
+        """What the feed starts or closes a process inside. In ``_admit``, whose clocks are stopped,
+        the bots thinking are frozen from the first such step on: a start takes milliseconds, and
+        nobody thinks on time that is nobody's (``bots/hostile/clockstop`` makes the arena start
+        a process for it again and again)."""
+        if self.frozen_for_feed == []:  # in _admit, and no step froze anyone yet
+            self.frozen_for_feed = self._freeze_thinking()
+        yield
 
     def _give_back(self, spent: float) -> None:
         """The requests out start ``spent`` seconds later, and their deadlines move as far."""

@@ -15,6 +15,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable, Hashable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ import zmq
 
 from arena.botproc import Limits, Manifest, SandboxMode
 from arena.clock import TimeControl
-from arena.conductor import play_fed, play_matches
+from arena.conductor import SlowStep, play_fed, play_matches
 from arena.engine import Rules
 from arena.engine.records import Fault, FaultKind, MatchOutcome
 from arena.faults import FaultPolicy
@@ -77,6 +78,7 @@ class SessionPool:
         self._started = 0
         self.one_game_at_a_time = False  # lock-step: sessions launched now are pinned; find() keeps the kinds apart
         self._rules = settings.rules.to_dict()  # what every welcome carries
+        self.slow_step: SlowStep = nullcontext  # what a start or close of a process runs inside (a conductor's)
 
     def __enter__(self) -> SessionPool:
         return self
@@ -139,13 +141,14 @@ class SessionPool:
 
     def _launch(self, manifest: Manifest) -> BotSession:
         self._started += 1
-        return launch_session(
-            manifest, self.ctx, socket_dir=self.socket_dir, run_dir=self.run_dir,
-            handshake_s=self.settings.time_control.handshake_ms / 1000.0,
-            max_games=min(self.settings.max_games, manifest.max_games), rules=self._rules,
-            limits=self.settings.limits, sandbox=self.settings.sandbox, index=self._started,
-            pinned=self.one_game_at_a_time,
-        )
+        with self.slow_step():
+            return launch_session(
+                manifest, self.ctx, socket_dir=self.socket_dir, run_dir=self.run_dir,
+                handshake_s=self.settings.time_control.handshake_ms / 1000.0,
+                max_games=min(self.settings.max_games, manifest.max_games), rules=self._rules,
+                limits=self.settings.limits, sandbox=self.settings.sandbox, index=self._started,
+                pinned=self.one_game_at_a_time,
+            )
 
     def release(self, session: BotSession, *, faulted: bool) -> None:
         """Give a session back; a faulted, dead or ``fresh`` one takes no new game and is closed
@@ -157,7 +160,8 @@ class SessionPool:
                 self.retiring.append(session)
         if session.load <= 0 and session in self.retiring:
             self.retiring.remove(session)
-            session.close()
+            with self.slow_step():
+                session.close()
 
     def close(self) -> None:
         """Shut every session down, then the context and the socket folder."""
@@ -201,6 +205,7 @@ def play_at_once(pool: SessionPool, specs: list[MatchSpec], *, attempts: int = 1
     try:
         play_fed(feed)
     finally:
+        pool.slow_step = nullcontext
         for _, referee, sessions in feed.seated.values():  # a harness failure left them in play
             _release(pool, referee, sessions)
     return [_replay_void(pool, spec, outcome, attempts) for spec, outcome in zip(specs, feed.outcomes())]
@@ -247,6 +252,9 @@ class _Refill:
         failed, outcome = _check_logs(referee, sessions, outcome)
         _release(self.pool, referee, sessions, broken=failed)
         self.done[i] = outcome
+
+    def set_slow_step(self, slow_step: SlowStep) -> None:
+        self.pool.slow_step = slow_step
 
     def outcomes(self) -> list[MatchOutcome]:
         return [self.done[i] for i in range(len(self.specs))]

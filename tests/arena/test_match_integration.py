@@ -30,7 +30,9 @@ from arena.conductor import play_fed, play_matches
 from arena.engine import CARD_NAMES, SUITS, Hand, Rules
 from arena.engine.cards import cards_of
 from arena.engine.records import FaultKind, HandRecord, MatchOutcome
-from arena.matchplay import MatchSettings, SessionPool, play_match
+from arena import matchplay
+from arena.conductor import SlowStep
+from arena.matchplay import MatchSettings, MatchSpec, SessionPool, play_at_once, play_match
 from arena.referee import Referee, Refereeing
 from arena.session import BotSession
 
@@ -387,6 +389,9 @@ class _SlowToHearOfEnds:
         if len(self.ends) == 1:
             busy(SLOW_S)
 
+    def set_slow_step(self, slow_step: SlowStep) -> None:
+        return None  # it starts and closes no process
+
 
 def test_the_time_a_feed_takes_between_matches_costs_the_bots_thinking_elsewhere_nothing(
     random_bot: Manifest, tmp_path: Path
@@ -407,6 +412,38 @@ def test_the_time_a_feed_takes_between_matches_costs_the_bots_thinking_elsewhere
     assert feed.ends == ["feed-1", "feed-0"]  # the random match ended first, mid-ponder
     assert not played.faults and not thought.faults and thought.winner in (0, 1), thought.faults
     assert len(thought.think_ms) > 10 and max(think.wall_ms for think in thought.think_ms) < SLOW_S * 1000.0
+
+
+@pytest.mark.requires("cgroups")
+def test_a_bot_that_makes_the_arena_start_processes_hands_nobody_free_thinking_time(
+    random_bot: Manifest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``clockstop`` resets its link at each first request, so each of its matches after the first
+    few needs a process started while ``freeloader`` thinks in the others; every start takes the
+    harness 250 ms here. The clocks stop for a start (the feed's step in ``_admit``), and the
+    bots thinking are frozen through it: no decision of the freeloader's gets more CPU than wall
+    time. Without the freeze it got up to a start's length."""
+    real_launch = matchplay.launch_session
+    launches: list[int] = []
+
+    def slow_launch(*args: Any, **kwargs: Any) -> BotSession:
+        launches.append(1)
+        busy(SLOW_S)
+        return real_launch(*args, **kwargs)
+
+    monkeypatch.setattr(matchplay, "launch_session", slow_launch)
+    freeloader, clockstop = (load_manifest(REPO / "bots" / "hostile" / name) for name in ("freeloader", "clockstop"))
+    specs = [MatchSpec((freeloader, random_bot), f"free-{i}", 800 + i) for i in range(4)]
+    specs += [MatchSpec((clockstop, random_bot), f"stop-{i}", 900 + i) for i in range(8)]
+    with SessionPool(tmp_path, MatchSettings(max_games=4)) as pool:
+        outcomes = play_at_once(pool, specs)
+    free, stopped = outcomes[:4], outcomes[4:]
+    assert all(not o.faults and o.winner in (0, 1) for o in free), [o.faults for o in free]
+    assert all([f.kind for f in o.faults] == [FaultKind.DISCONNECT] and o.faults[0].seat == 0 for o in stopped)
+    assert len(launches) >= 5  # the first processes, and clockstop's again once its first died
+    thinks = [think for o in free for think in o.think_ms if think.seat == 0]
+    assert thinks and all(think.cpu_ms is not None for think in thinks)
+    assert [t.cpu_ms - t.wall_ms for t in thinks if t.cpu_ms is not None and t.cpu_ms > t.wall_ms + 50.0] == []
 
 
 # ---------------------------------------------------------------------------- CLI

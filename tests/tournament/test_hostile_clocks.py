@@ -1,9 +1,10 @@
 """A team of two hostile bots against the arena's stopped clocks, in a real multiplexed
 tournament: ``clockstop`` resets its link at every first request and stays alive, so the arena
-waits to tell a crash from a disconnect with every clock stopped; ``freeloader`` is thinking in
-another match of the same worker meanwhile. Stopped clocks spare the bots thinking the arena's
-wait, but must not hand them that time: they are frozen through it. Only ``clockstop`` is
-charged, and the freeloader's matches against an innocent bot end as they do without the team.
+waits to tell a crash from a disconnect with every clock stopped, then starts a process for its
+next match; ``freeloader`` is thinking in another match of the same worker meanwhile. Stopped
+clocks spare the bots thinking the arena's wait, but must not hand them that time: they are
+frozen through it. Only ``clockstop`` is charged, and the freeloader's matches against an
+innocent bot end as they do without the team.
 
 Needs root with writable cgroups (freezing and each decision's CPU time are theirs).
 """
@@ -25,10 +26,9 @@ pytestmark = [pytest.mark.integration, pytest.mark.requires("cgroups")]
 SETTINGS = ('name = "clocks"\nseed = 7\npairs_per_pairing = 2\nconcurrency = 1\ndeals = "public"\nmax_games = 4\n'
             "allow_unvalidated = true\n")
 LABELS = ("team", "freeloader", "innocent")
-# A decision's CPU may exceed its wall time by a round's worth of shared counter readings, and by
-# the milliseconds a worker takes to start the next match's processes (its clocks stop, nobody is
-# frozen: up to 20 ms here on a loaded machine); the arena's wait for a lost bot (0.5 s) showed
-# as up to 240 ms in a decision (several games' spins queued) before such waits froze it.
+# A decision's CPU may exceed its wall time by a round's worth of shared counter readings, some
+# milliseconds; the arena's wait for a lost bot (0.5 s) showed as up to 240 ms in a decision
+# (several games' spins queued) before such waits froze it.
 SLACK_MS = 50.0
 
 
