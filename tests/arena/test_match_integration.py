@@ -23,15 +23,14 @@ from typing import Any
 
 import pytest
 
+from arena import matchplay
 from arena.botproc import BotProcess, Manifest, load_manifest
 from arena.botproc.process import KILL_TIMEOUT_S
 from arena.clock import TimeControl
-from arena.conductor import play_fed, play_matches
+from arena.conductor import SlowStep, play_fed, play_matches
 from arena.engine import CARD_NAMES, SUITS, Hand, Rules
 from arena.engine.cards import cards_of
 from arena.engine.records import FaultKind, HandRecord, MatchOutcome
-from arena import matchplay
-from arena.conductor import SlowStep
 from arena.matchplay import MatchSettings, MatchSpec, SessionPool, play_at_once, play_match
 from arena.referee import Referee, Refereeing
 from arena.session import BotSession
