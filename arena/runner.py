@@ -111,12 +111,13 @@ _PR_SET_CHILD_SUBREAPER = 36
 _playing: Any = None
 
 
-def worker_init(playing: Any = None, slots: Any = None) -> None:
-    """In a local worker: ignore Ctrl-C (the parent handles it), die with the parent, report
-    in ``playing`` (a shared array) which pair this process plays, and take the next slot of
-    ``slots`` (a shared counter): the core it runs on, and its lock-step bots' cores
-    (``arena.botproc.cores``)."""
+def worker_init(playing: Any = None, slots: Any = None, parent: int | None = None) -> None:
+    """In a local worker: die with ``parent`` (the pid of the process that made the pool; default:
+    this process's parent now), ignore Ctrl-C (the parent handles it), report in ``playing`` (a
+    shared array) which pair this process plays, and take the next slot of ``slots`` (a shared
+    counter): the core it runs on, and its lock-step bots' cores (``arena.botproc.cores``)."""
     global _playing
+    _die_with_parent(os.getppid() if parent is None else parent)  # first: nothing before it may outlive a kill
     _playing = playing
     if slots is not None:
         with slots.get_lock():
@@ -126,13 +127,19 @@ def worker_init(playing: Any = None, slots: Any = None) -> None:
     forget_held_locks()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent's stop-flag handler is inherited by fork
-    parent = os.getppid()
+
+
+def _die_with_parent(parent: int) -> None:
+    """Have the kernel kill this process when its parent dies (Linux), and exit at once if that
+    parent is not ``parent``: it died before this process could ask. A worker whose parent was
+    killed while it started (read its parent after the death and it reads init's) would wait
+    forever on its own task queue."""
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     except (OSError, AttributeError):  # not Linux: rely on the broken pipe instead
         return
-    if os.getppid() != parent:  # the parent died before prctl took effect
+    if os.getppid() != parent:
         os._exit(1)
 
 
@@ -309,7 +316,7 @@ def local_executor(workers: int, playing: Any = None) -> cf.Executor:
     """
     context = multiprocessing.get_context("fork")
     return cf.ProcessPoolExecutor(max_workers=workers, mp_context=context,
-                                  initializer=worker_init, initargs=(playing, context.Value("i", 0)))
+                                  initializer=worker_init, initargs=(playing, context.Value("i", 0), os.getpid()))
 
 
 def cluster_executor(address: str) -> cf.Executor:
