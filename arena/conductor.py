@@ -28,12 +28,13 @@ session's monitor is polled while it plays: a bot that dies is noticed at any ti
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import math
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -41,7 +42,7 @@ import zmq
 
 from arena.engine.records import Fault, FaultKind, MatchOutcome
 from arena.referee import Notice, Refereeing
-from arena.session import RECEIVE_BATCH, BotSession
+from arena.session import RECEIVE_BATCH, BotSession, SlowStep
 from protocol import ProtocolError, make_hand_over, make_match_over, make_request, parse_reply
 
 log = logging.getLogger(__name__)
@@ -77,7 +78,6 @@ class _Game:
 
 
 Seated = tuple[Refereeing, tuple[BotSession, BotSession]]
-SlowStep = Callable[[], AbstractContextManager[None]]  # what a feed starts or closes a process inside
 
 
 class GameFeed(Protocol):
@@ -314,13 +314,11 @@ class _Conductor:
     def _shake(self, session: BotSession, now: float) -> bool:
         """A step of a starting session's handshake; once it ends (welcomed or dead), the games
         it seats whose seats are all greeted send their first request. True if the bot died in
-        it: the time its kill took is nobody's (the clocks of the requests out stopped)."""
-        began = time.monotonic()
-        if session.shake(now):
+        it: it was killed ``_paused`` (the clocks of the requests out stopped, and the bots
+        thinking frozen, through the kill)."""
+        if session.shake(now, around_kill=functools.partial(self._paused, session)):
             return False
         killed = not session.alive
-        if killed:
-            self._give_back(time.monotonic() - began)
         self.starting.remove(session)
         self.poller.unregister(session.socket)  # polled again while it owes an answer
         self.greeted = True

@@ -24,12 +24,12 @@ import zmq
 
 from arena.botproc import Limits, Manifest, SandboxMode
 from arena.clock import TimeControl
-from arena.conductor import SlowStep, play_fed, play_matches
+from arena.conductor import play_fed, play_matches
 from arena.engine import Rules
 from arena.engine.records import Fault, FaultKind, MatchOutcome
 from arena.faults import FaultPolicy
 from arena.referee import Referee, Refereeing
-from arena.session import BotSession, close_sessions, greet, launch_session, raise_descriptor_limit
+from arena.session import BotSession, SlowStep, close_sessions, greet, launch_session, raise_descriptor_limit
 
 log = logging.getLogger(__name__)
 

@@ -46,8 +46,9 @@ import secrets
 import socket
 import struct
 import time
-from collections.abc import Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -87,6 +88,8 @@ _PEERCRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
 # (32 bits). Read here: pyzmq's parser lives in a module that imports asyncio (20 ms of start-up).
 _MONITOR_EVENT = struct.Struct("=hi")
 _monitor_ids = itertools.count()
+
+SlowStep = Callable[[], AbstractContextManager[None]]  # what a slow step of the harness (a kill, a start) runs inside
 
 
 def raise_descriptor_limit() -> int:
@@ -181,39 +184,42 @@ class BotSession:
         """Whether its handshake is still going on."""
         return self.state is SessionState.STARTING
 
-    def shake(self, now: float) -> bool:
+    def shake(self, now: float, around_kill: SlowStep = nullcontext) -> bool:
         """One step of the handshake, without waiting: the connection events, then the hello if
         it came (welcome or reject); a bot that flooded its link, exited, or is past its
-        deadline without a hello dies with that fault. Whether it is still starting."""
+        deadline without a hello dies with that fault, its kill run inside ``around_kill`` (the
+        conductor's: the clocks stop and the bots thinking are frozen through it). Whether it
+        is still starting."""
         if not self.starting:
             return False
         self.link_lost()
-        if _flooded(self):
+        if _flooded(self, around_kill):
             return False
         for frame in self._messages(RECEIVE_BATCH, copy=False):
-            self._answer_hello(frame)
+            self._answer_hello(frame, around_kill)
             return False
         if self.exited():
-            self.fail(FaultKind.CRASH, f"exited before the handshake ({self.exit_description()})")
+            self.fail(FaultKind.CRASH, f"exited before the handshake ({self.exit_description()})",
+                      around_kill=around_kill)
         elif now >= self.handshake.deadline:
-            self.fail(FaultKind.TIMEOUT, "no hello within the handshake limit")
+            self.fail(FaultKind.TIMEOUT, "no hello within the handshake limit", around_kill=around_kill)
         return self.starting
 
-    def _answer_hello(self, frame: zmq.Frame) -> None:
+    def _answer_hello(self, frame: zmq.Frame, around_kill: SlowStep) -> None:
         """Welcome or reject the first message of the link."""
         raw = frame.bytes
         try:
             hello = parse_hello(raw)
         except ProtocolError as exc:
             self.send(make_reject(exc.reason, str(exc)))
-            self.fail(FaultKind(exc.code), f"bad hello: {exc}", reply=raw)
+            self.fail(FaultKind(exc.code), f"bad hello: {exc}", reply=raw, around_kill=around_kill)
             return
         if hello.token != self.token:
             self.send(make_reject("bad_token", "the token is not the one issued to this process"))
-            self.fail(FaultKind.PROTOCOL, "hello with a wrong token", reply=raw)
+            self.fail(FaultKind.PROTOCOL, "hello with a wrong token", reply=raw, around_kill=around_kill)
             return
         self.open_link(int(frame.get(zmq.SRCFD)))
-        if _flooded(self):  # counted among the events that were queued behind the hello
+        if _flooded(self, around_kill):  # counted among the events that were queued behind the hello
             return
         self.max_games = max(1, min(self.handshake.max_games, hello.max_games))
         self.send(make_welcome(self.max_games, rules=self.handshake.rules))
@@ -372,8 +378,10 @@ class BotSession:
         """Whether the bot process has ended."""
         return self.process is None or self.process.poll() is not None
 
-    def fail(self, kind: FaultKind, detail: str, *, reply: bytes | None = None) -> Fault:
-        """Mark the session dead with a fault carrying the process's exit and stderr tail."""
+    def fail(self, kind: FaultKind, detail: str, *, reply: bytes | None = None,
+             around_kill: SlowStep = nullcontext) -> Fault:
+        """Mark the session dead with a fault carrying the process's exit and stderr tail, and
+        kill it (inside ``around_kill``)."""
         fault = Fault(
             kind=kind, seat=None, bot=self.name, detail=detail, reply=truncate(reply),
             dropped_replies=self.dropped_replies, exit=self.exit_description(), stderr_tail=self.stderr_tail(),
@@ -381,7 +389,8 @@ class BotSession:
         if self.state is not SessionState.CLOSED:
             self.state = SessionState.DEAD
         self.death = self.death or fault
-        self.kill()
+        with around_kill():
+            self.kill()
         return fault
 
     def classify_loss(self) -> Fault:
@@ -532,11 +541,12 @@ def greet(sessions: Sequence[BotSession]) -> None:
             poller.poll(math.ceil(max(0.0, min(_EXIT_CHECK_S, soonest - now)) * 1000.0))
 
 
-def _flooded(session: BotSession) -> bool:
+def _flooded(session: BotSession, around_kill: SlowStep = nullcontext) -> bool:
     """Whether the bot's sandbox opened more connections than allowed before its hello (it then
-    dies with a ``protocol`` fault)."""
+    dies with a ``protocol`` fault, killed inside ``around_kill``)."""
     if session.own_connections <= MAX_OWN_CONNECTIONS:
         return False
     session.fail(FaultKind.PROTOCOL, f"opened more than {MAX_OWN_CONNECTIONS} connections to its "
-                                     "endpoint before its hello (the protocol allows one)")
+                                     "endpoint before its hello (the protocol allows one)",
+                 around_kill=around_kill)
     return True

@@ -27,13 +27,13 @@ from arena import matchplay
 from arena.botproc import BotProcess, Manifest, load_manifest
 from arena.botproc.process import KILL_TIMEOUT_S
 from arena.clock import TimeControl
-from arena.conductor import SlowStep, play_fed, play_matches
+from arena.conductor import play_fed, play_matches
 from arena.engine import CARD_NAMES, SUITS, Hand, Rules
 from arena.engine.cards import cards_of
 from arena.engine.records import FaultKind, HandRecord, MatchOutcome
 from arena.matchplay import MatchSettings, MatchSpec, SessionPool, play_at_once, play_match
 from arena.referee import Referee, Refereeing
-from arena.session import BotSession
+from arena.session import BotSession, SlowStep
 
 from .conftest import BOTFIXTURES
 
@@ -441,6 +441,31 @@ def test_a_bot_that_makes_the_arena_start_processes_hands_nobody_free_thinking_t
     assert all([f.kind for f in o.faults] == [FaultKind.DISCONNECT] and o.faults[0].seat == 0 for o in stopped)
     assert len(launches) >= 5  # the first processes, and clockstop's again once its first died
     thinks = [think for o in free for think in o.think_ms if think.seat == 0]
+    assert thinks and all(think.cpu_ms is not None for think in thinks)
+    assert [t.cpu_ms - t.wall_ms for t in thinks if t.cpu_ms is not None and t.cpu_ms > t.wall_ms + 50.0] == []
+
+
+@pytest.mark.requires("cgroups")
+def test_a_bot_killed_in_its_handshake_hands_nobody_free_thinking_time(
+    random_bot: Manifest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``forgedtoken``'s hello is refused and it is killed in the handshake step of the poll loop
+    (the kill slowed to 250 ms), while ``freeloader`` thinks in a match already in play. The
+    clocks stop for the kill and the bots thinking are frozen through it: no decision of the
+    freeloader's gets more CPU than wall time. Without the freeze it got up to the kill's length."""
+    slow_kills(monkeypatch)
+    freeloader = load_manifest(REPO / "bots" / "hostile" / "freeloader")
+    settings = MatchSettings()
+    with SessionPool(tmp_path, settings) as pool:
+        thinker = pool.acquire(freeloader)
+        seated = [(thinker, pool.acquire(random_bot, exclude=(thinker,)))]
+        forger = pool.take(load_manifest(REPO / "bots" / "hostile" / "forgedtoken"))  # greeted by the conductor
+        assert forger.starting
+        seated.append((forger, pool.acquire(random_bot, exclude=(*seated[0], forger))))
+        free, forged = play_matches(referees("handshake-kill", 650, settings, seated))
+    assert [(f.kind, f.seat) for f in forged.faults] == [(FaultKind.PROTOCOL, 0)], forged.faults
+    assert not free.faults and free.winner in (0, 1), free.faults
+    thinks = [think for think in free.think_ms if think.seat == 0]
     assert thinks and all(think.cpu_ms is not None for think in thinks)
     assert [t.cpu_ms - t.wall_ms for t in thinks if t.cpu_ms is not None and t.cpu_ms > t.wall_ms + 50.0] == []
 
