@@ -23,6 +23,14 @@ cores over its CPU per hand. When both runs are CPU-bound, the hands/s ratio is 
 per hand over multiplexed's: to raise it, multiplexed play must cost less CPU per hand. That CPU
 ratio also varies less with the machine's load than hands/s do.
 
+The last lines say what 3x would need (``needs``). Both modes do the same work per decision;
+lock-step pays besides a wakeup, a thaw and a freeze per request, the difference of the two
+runs' CPU per hand. The CPU ratio is one plus that difference over multiplexed's CPU per hand,
+so work saved in both modes (a faster engine, codec or SDK) lowers multiplexed's CPU per hand
+and the difference hardly at all: 3x needs multiplexed play at half the difference or less. The
+bench prints that bound beside what the bots and the arena's parent take of multiplexed play,
+which no change to the workers lowers.
+
 The ratio depends on the machine's speed, which the bench prints before and after the runs
 (``machine.calibration_us``). Lock-step waits for a process to wake up at every decision, a
 cost that does not shrink in proportion to a slower core; and on a slow enough core lock-step
@@ -94,6 +102,26 @@ def run(out: Path, games: int, args: argparse.Namespace, pairs: int | None = Non
                tree.bots_s / hands * 1000.0, tree.root_s / hands * 1000.0)
 
 
+def needs(lock_ms: float, multi_ms: float, floor_ms: float, target: float = 3.0) -> str:
+    """What ``target`` needs of multiplexed play, from the two runs' CPU per hand.
+
+    Both runs do the same work per decision (views, codec, engine, the bots' own code); lock-step
+    pays besides a wakeup, a thaw and a freeze for every request: ``lock_ms - multi_ms`` per hand,
+    a cost of the machine's context switches and control-group writes, not of Python. Two
+    CPU-bound runs' hands/s ratio is then ``1 + that / multi_ms``: work saved on both sides lowers
+    ``multi_ms`` but not the difference, so ``target`` needs ``multi_ms`` at most the difference
+    over ``target - 1``. ``floor_ms`` is what multiplexed play spends outside its workers (the
+    bots and the arena's parent process), which no change to the workers lowers.
+    """
+    own = lock_ms - multi_ms
+    most = own / (target - 1.0)
+    return (f"{target:g}x of CPU per hand needs multiplexed play at <= {most:.2f} ms CPU/hand: lock-step's own "
+            f"cost is {own:.2f} ms/hand (lock-step minus multiplexed) and the CPU ratio is 1 + that over "
+            f"multiplexed's {multi_ms:.2f} ms; the bots and the arena's parent alone take {floor_ms:.2f} ms of it, "
+            f"leaving the workers and the rest {max(0.0, most - floor_ms):.2f} ms/hand (they take "
+            f"{multi_ms - floor_ms:.2f})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bots", type=int, default=3, help="random bots in the round robin")
@@ -136,6 +164,8 @@ def main() -> None:
           f"{max(cpu_ratios):.2f}x), which the hands/s ratio equals when both runs keep every core busy; cores busy: "
           f"lock-step {med(r.cores_busy for r in lock):.2f}, multiplexed {med(r.cores_busy for r in multi):.2f} "
           f"of {os.cpu_count()}")
+    print(needs(med(r.cpu_ms_per_hand for r in lock), med(r.cpu_ms_per_hand for r in multi),
+                med(r.bots_ms_per_hand + r.parent_ms_per_hand for r in multi)))
     beyond = [m.beyond(fixed[1]) / lk.beyond(fixed[0]) for m, lk in zip(multi, lock)]
     print(f"fixed part (one pair per pairing): lock-step {fixed[0]:.1f} s, multiplexed {fixed[1]:.1f} s; beyond it: "
           f"lock-step {med(r.beyond(fixed[0]) for r in lock):.0f} hands/s, multiplexed "
