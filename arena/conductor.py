@@ -252,8 +252,12 @@ class _Conductor:
                     session.resume()
 
     def _freeze_thinking(self, spare: BotSession | None = None) -> list[BotSession]:
-        """Freeze every bot but ``spare`` that is thinking (thawed for answers it owes); those."""
-        thinking = [session for session in self.sessions if session is not spare and session.thinking]
+        """Freeze every bot but ``spare`` that may be thinking: thawed for answers it owes, or
+        asked again in this round (its request still queued: ``_freeze_idle`` leaves it thawed, as
+        the flush would thaw it again at once; ``bots/hostile/keepmove`` thinks there); those.
+        ``resume`` thaws only the first kind: the flush thaws the others as their requests go."""
+        thinking = [session for session in self.sessions
+                    if session is not spare and (session.thinking or (session.alive and self.owed.get(id(session))))]
         for session in thinking:
             session.pause()
         return thinking

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import zmq
 
 from arena import matchplay
 from arena.botproc import BotProcess, Manifest, load_manifest
@@ -467,6 +468,58 @@ def test_a_bot_killed_in_its_handshake_hands_nobody_free_thinking_time(
     assert not free.faults and free.winner in (0, 1), free.faults
     thinks = [think for think in free.think_ms if think.seat == 0]
     assert thinks and all(think.cpu_ms is not None for think in thinks)
+    assert [t.cpu_ms - t.wall_ms for t in thinks if t.cpu_ms is not None and t.cpu_ms > t.wall_ms + 50.0] == []
+
+
+READY_TIMEOUT_S = 30.0  # far past a bot's answer, which comes in milliseconds
+
+
+def poll_once_when_ready(monkeypatch: pytest.MonkeyPatch, sessions: tuple[BotSession, ...]) -> None:
+    """Make the next poll return only once every one of ``sessions`` has a message waiting, so
+    that their answers are handled in one round (as a busy arena reads them), in the order the
+    conductor registered their links."""
+    real_poll = zmq.Poller.poll
+    pending = [True]
+
+    def poll(self: zmq.Poller, timeout: int | None = None) -> list[tuple[Any, int]]:
+        if not pending:
+            return real_poll(self, timeout)
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while True:
+            events = real_poll(self, 50)
+            ready = {sock for sock, _ in events}
+            if all(session.socket in ready for session in sessions) or time.monotonic() > deadline:
+                pending.clear()
+                return events
+
+    monkeypatch.setattr(zmq.Poller, "poll", poll)
+
+
+@pytest.mark.requires("cgroups")
+def test_a_bot_asked_again_in_the_round_of_a_kill_is_frozen_through_it(
+    random_bot: Manifest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``keepmove`` closes at its first lead, so it is asked again at once, and spins from its
+    answer to its next request; in the same round ``rehello`` breaks the protocol and is killed
+    (slowed to 250 ms). A bot asked again at once is not frozen between its answer and its next
+    request, but through a kill it is: no decision of ``keepmove``'s gets more CPU than wall
+    time. Without that it thought through the kill, and its next decision had the kill's CPU."""
+    slow_kills(monkeypatch)
+    settings = MatchSettings()
+    with SessionPool(tmp_path, settings) as pool:
+        keeper = pool.acquire(load_manifest(REPO / "bots" / "hostile" / "keepmove"))
+        seated = [(keeper, pool.acquire(random_bot, exclude=(keeper,)))]
+        breaker = pool.acquire(load_manifest(REPO / "bots" / "hostile" / "rehello"), exclude=(*seated[0],))
+        seated.append((breaker, pool.acquire(random_bot, exclude=(*seated[0], breaker))))
+        games = referees("keep", 901, settings, seated)  # seat 0 leads first in both, and may close
+        first = games[0][0].decision()
+        assert first is not None and first.seat == 0 and "close" in first.legal_actions
+        poll_once_when_ready(monkeypatch, (keeper, breaker))
+        kept, broken = play_matches(games)
+    assert [(f.kind, f.seat) for f in broken.faults] == [(FaultKind.PROTOCOL, 0)], broken.faults
+    assert not kept.faults and kept.winner in (0, 1), kept.faults
+    thinks = [think for think in kept.think_ms if think.seat == 0]
+    assert len(thinks) > 1 and all(think.cpu_ms is not None for think in thinks)
     assert [t.cpu_ms - t.wall_ms for t in thinks if t.cpu_ms is not None and t.cpu_ms > t.wall_ms + 50.0] == []
 
 
