@@ -147,9 +147,21 @@ class _Conductor:
     def run(self) -> list[MatchOutcome]:
         try:
             self._play()
-        finally:
-            self._freeze_idle()  # also when a harness failure ends the loop: no bot is left running
+        finally:  # also when a harness failure ends the loop: no bot is left running
+            self._abandon()
+            self._freeze_idle()
         return [game.referee.outcome() for game in self.games]
+
+    def _abandon(self) -> None:
+        """Settle the requests still out (only a harness failure leaves any) and freeze their bots:
+        a bot goes back to its pool owing nothing. Otherwise it would count an answer nobody will
+        read, never owe nothing again, and think on its opponents' time in every later match."""
+        for key, pending in list(self.pending.items()):
+            session = pending.game.sessions[pending.seat]
+            self._settle(session, key)
+            if pending.sent_at is not None:  # it was thawed for it
+                session.end_request(self.round)
+            session.freeze_if_idle()
 
     def _play(self) -> None:
         self._admit()

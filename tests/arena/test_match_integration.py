@@ -523,6 +523,35 @@ def test_a_bot_asked_again_in_the_round_of_a_kill_is_frozen_through_it(
     assert [t.cpu_ms - t.wall_ms for t in thinks if t.cpu_ms is not None and t.cpu_ms > t.wall_ms + 50.0] == []
 
 
+@pytest.mark.requires("cgroups")
+def test_a_harness_failure_mid_match_leaves_no_bot_thawed_or_owing(
+    random_bot: Manifest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The conductor fails (its first poll raises, as a harness bug would) while ``keepmove`` has
+    a request out. Its session goes back to the pool frozen and owing nothing, so it is frozen
+    again after its next match: before, it counted the lost request forever, stayed thawed, and
+    was never frozen again, thinking on its opponents' time in every later match."""
+    real_poll = zmq.Poller.poll
+
+    def failing_poll(self: zmq.Poller, timeout: int | None = None) -> list[tuple[Any, int]]:
+        monkeypatch.setattr(zmq.Poller, "poll", real_poll)  # once
+        raise zmq.ZMQError(msg="a harness failure")
+
+    settings = MatchSettings()
+    with SessionPool(tmp_path, settings) as pool:
+        keeper = pool.acquire(load_manifest(REPO / "bots" / "hostile" / "keepmove"))
+        seated = [(keeper, pool.acquire(random_bot, exclude=(keeper,)))]
+        assert keeper.process is not None and keeper.process.cgroup is not None
+        cgroup = keeper.process.cgroup
+        monkeypatch.setattr(zmq.Poller, "poll", failing_poll)
+        with pytest.raises(zmq.ZMQError, match="a harness failure"):
+            play_matches(referees("failed", 901, settings, seated))  # keepmove's first request is out
+        assert keeper.alive and not keeper.thinking and cgroup.frozen
+        again, = play_matches(referees("again", 901, settings, seated))
+        assert not again.faults and again.winner in (0, 1), again.faults
+        assert not keeper.thinking and cgroup.frozen
+
+
 # ---------------------------------------------------------------------------- CLI
 
 
