@@ -277,8 +277,14 @@ def _referee(settings: MatchSettings, spec: MatchSpec) -> Referee:
 
 def _check_logs(referee: Referee, sessions: tuple[BotSession, BotSession],
                 outcome: MatchOutcome) -> tuple[bool, MatchOutcome]:
-    """Whether the arena's own disk failed under the bots' logs; then the match is void, never charged."""
-    broken = [error for s in sessions if s.process and (error := s.process.log_error())]
+    """Whether the arena's log copier failed under a bot (it closed the bot's pipe, so the bot's
+    writes failed): then the match is void, never charged.
+
+    A log the arena could not write (its disk full) is not such a failure: the bot wrote into a
+    pipe the arena kept draining, so its play never saw it, and the match stands. Voiding it would
+    hand every bot a free replay of the match it is losing: fill the volume with its own output,
+    or write one line while it is full (``bots/hostile/voidloss``)."""
+    broken = [error for s in sessions if s.process and (error := s.process.log_cut())]
     if not broken:
         return False, outcome
     referee.fault(Fault(FaultKind.HARNESS, None, "arena", "; ".join(broken), match_id=referee.match_id))

@@ -2,8 +2,11 @@
 
 A bot writes into pipes; one thread per arena process (the sink) copies them into the
 launch's ``stdout.log`` and ``stderr.log``. So the bot never sees the harness's disk: a full
-log volume (ENOSPC) is the arena's failure, recorded on the stream (``LogStream.error``) and
-turned into a ``harness`` fault by the match, never a bot's crash.
+log volume (ENOSPC) is the arena's failure, recorded on the stream (``LogStream.error``), and
+the pipe is drained on as before, so the bot's play never notices; the log is lost and the
+match stands (a void would let a bot that fills the volume cancel the match it is losing:
+``bots/hostile/voidloss``). Only a copier that stopped reading a pipe by a failure of its own
+(``LogStream.cut``: the bot's next writes fail) makes the match a ``harness`` fault.
 
 Logs are capped per bot per tournament, across all its launches and worker processes: a
 ledger file per bot under the run folder (``.logs/<bot>.bytes``, updated under ``flock``)
@@ -78,7 +81,8 @@ class LogStream:
         self.read_fd = read_fd
         self.path = path
         self.budget = budget
-        self.error: str | None = None
+        self.error: str | None = None  # why the copy is lost (the arena's disk, or its copier)
+        self.cut = False  # the copier failed and closed the pipe: the bot's writes fail from then on
         self.capped = False
         self.closed = False
         self._allowance = 0
@@ -128,10 +132,11 @@ class LogStream:
             self._close()
 
     def _fail(self, exc: OSError) -> None:
-        """The arena's side failed (its disk): keep draining so the bot never notices."""
+        """The arena's side failed (its disk): keep draining so the bot never notices; the log
+        is lost, the bot's play untouched."""
         self.error = f"cannot write bot log {self.path}: {os.strerror(exc.errno or errno.EIO)}"
         self._allowance = 1 << 62
-        log.error("%s (a harness fault: the match is void)", self.error)
+        log.error("%s (the rest of this log is dropped; the bot's matches stand)", self.error)
 
     def _close(self) -> None:
         if self.closed:
@@ -151,9 +156,11 @@ class LogStream:
         self._allowance = 0
 
     def abandon(self, reason: str) -> None:
-        """Stop copying after a failure of the arena's own (a harness fault, as for ENOSPC)."""
+        """Stop copying after a failure of the arena's own copier: the pipe is closed, so the bot's
+        next write fails (a ``harness`` fault of the match, unlike a full disk)."""
         with self._lock:
             self.error = self.error or reason
+            self.cut = True
             self._close()
 
     def finish(self, timeout: float) -> None:

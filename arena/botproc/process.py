@@ -281,10 +281,12 @@ class BotProcess:
         for stream in self._logs:
             stream.drain()
 
-    def log_error(self) -> str | None:
-        """Why the arena could not write the bot's logs (its disk: a harness fault), or None."""
+    def log_cut(self) -> str | None:
+        """Why the arena's copier stopped reading the bot's pipes by a failure of its own (the
+        bot's writes then fail: a harness fault), or None. A full log volume is not that: the
+        pipes are drained on and only the log is lost."""
         self._drain_logs()
-        return next((s.error for s in self._logs if s.error), None)
+        return next((s.error for s in self._logs if s.cut and s.error), None)
 
     def output_capped(self) -> bool:
         """True if the bot reached its log cap (per bot per tournament) and its output was cut."""

@@ -1,5 +1,7 @@
-"""A full bot-log volume (the harness's disk) never charges a bot: the arena writes the bots'
-logs itself, sees ENOSPC, and voids the match as a harness fault (replayed, then stored void).
+"""A full bot-log volume (the harness's disk) never charges a bot and never voids a match: the
+arena writes the bots' logs itself, sees ENOSPC, drops the rest of the log and keeps draining the
+bot's pipe, so the bot's play never notices and its result stands. (A void would be a free replay
+for a losing bot that fills the volume itself: ``bots/hostile/voidloss``.)
 
 Needs root and tmpfs mounts: the bot-log folder ``OUT/bots`` is a small tmpfs, filled up.
 """
@@ -30,7 +32,7 @@ def fill(folder: Path) -> None:
         os.close(fd)
 
 
-def test_a_full_bot_log_volume_charges_no_bot(tmp_path: Path) -> None:
+def test_a_full_bot_log_volume_charges_no_bot_and_voids_nothing(tmp_path: Path) -> None:
     out = tmp_path / "out"
     logs = out / "bots"
     logs.mkdir(parents=True)
@@ -46,14 +48,53 @@ def test_a_full_bot_log_volume_charges_no_bot(tmp_path: Path) -> None:
                               capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr
         with sqlite3.connect(f"file:{out / 'arena.sqlite'}?mode=ro", uri=True) as db:
-            kinds = {row[0] for row in db.execute("SELECT kind FROM faults")}
-            charged = db.execute("SELECT count(*) FROM faults WHERE entrant IS NOT NULL").fetchone()[0]
-            matches = db.execute("SELECT count(*), sum(void) FROM matches").fetchone()
-            pairs = db.execute("SELECT count(*) FROM pairs WHERE finished_at IS NOT NULL").fetchone()[0]
-            details = [row[0] for row in db.execute("SELECT detail FROM faults")]
-        assert kinds == {"harness"} and charged == 0  # nobody charged, not even a crash
-        assert matches == (2, 2) and pairs == 1  # void (after its replays) and stored: the run went on
-        assert all("No space left on device" in d for d in details), details
-        assert "cannot write bot log" in (out / "arena.log").read_text()
+            faults = db.execute("SELECT kind, detail FROM faults").fetchall()
+            matches = db.execute("SELECT count(*), sum(void), count(winner_seat) FROM matches").fetchone()
+            pairs = db.execute("SELECT count(*), sum(attempts) FROM pairs WHERE finished_at IS NOT NULL").fetchone()
+        assert faults == []  # nobody charged, not even a crash; no harness fault either
+        assert matches == (2, 0, 2) and pairs == (1, 1)  # both halves played out once and stored
+        arena_log = (out / "arena.log").read_text()
+        assert "cannot write bot log" in arena_log and "No space left on device" in arena_log
+    finally:
+        subprocess.run(["umount", "-l", str(logs)], check=False, timeout=30)
+
+
+VOIDLOSS = ROOT / "bots/hostile/voidloss"
+
+
+def test_a_bot_cannot_void_its_losses_by_filling_the_log_volume(tmp_path: Path) -> None:
+    """``voidloss`` floods its stderr whenever it is behind: its first flood fills the (small,
+    empty) bot-log volume, and any later line fails to be copied. Its output is lost, but a bot's
+    log is no part of its play: the matches it loses stand, and nobody is charged or replayed."""
+    out = tmp_path / "out"
+    logs = out / "bots"
+    logs.mkdir(parents=True)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(logs)], check=True, timeout=30)
+    try:
+        spec = tmp_path / "t.toml"
+        spec.write_text("\n".join([
+            'name = "voidloss"', "seed = 5", 'deals = "public"', "pairs_per_pairing = 2", "concurrency = 1",
+            "allow_unvalidated = true", f'output = "{out}"',
+            "[[bots]]", f'path = "{VOIDLOSS}"', 'name = "voidloss"',
+            "[[bots]]", f'path = "{ROOT / "bots/greedy"}"', 'name = "greedy"',
+        ]) + "\n")
+        done = subprocess.run([sys.executable, "-m", "arena.cli", "run", str(spec), "--quiet"], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr
+        with sqlite3.connect(f"file:{out / 'arena.sqlite'}?mode=ro", uri=True) as db:
+            entrant = {label: e for e, label in db.execute("SELECT entrant, label FROM entrants")}
+            rows = db.execute("SELECT seat0, seat1, winner_seat, void FROM matches").fetchall()
+            faults = db.execute("SELECT kind, detail FROM faults").fetchall()
+            attempts = db.execute("SELECT sum(attempts) FROM pairs").fetchone()[0]
+        arena_log = (out / "arena.log").read_text()
+        lost = sum(1 for s0, s1, w, v in rows if not v and w is not None and (s0, s1)[w] == entrant["greedy"])
+        void = sum(v for *_, v in rows)
+        print(f"voidloss: {len(rows)} matches stored, {void} void, {lost} lost by voidloss standing; "
+              f"faults {faults}; pair attempts {attempts}")
+        assert "cannot write bot log" in arena_log and "No space left on device" in arena_log  # it did fill it
+        assert len(rows) == 4 and void == 0, rows  # a full log volume voids nothing: no free replay
+        assert lost >= 1, rows  # the losses it tried to erase stand (it falls behind in them)
+        assert faults == []  # nobody is charged: not the flooder (its own output is its business), nor its opponent
+        assert attempts == 2  # each pair played once
     finally:
         subprocess.run(["umount", "-l", str(logs)], check=False, timeout=30)
