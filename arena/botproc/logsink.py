@@ -8,6 +8,12 @@ match stands (a void would let a bot that fills the volume cancel the match it i
 ``bots/hostile/voidloss``). Only a copier that stopped reading a pipe by a failure of its own
 (``LogStream.cut``: the bot's next writes fail) makes the match a ``harness`` fault.
 
+Logs that share the output folder's file system (no volume of their own mounted on the log
+folder) also leave ``KEEP_FREE_BYTES`` free there: below it a stream drops the rest of its log
+as it does on ENOSPC. The runner keeps less than that free for the results, so no bot can stop
+a tournament by filling the disk under its database (``bots/hostile/voidloss`` writes its 32 MiB
+allowance whenever it falls behind).
+
 Logs are capped per bot per tournament, across all its launches and worker processes: a
 ledger file per bot under the run folder (``.logs/<bot>.bytes``, updated under ``flock``)
 holds what the bot's launches have written; each stream takes its allowance from it in
@@ -30,6 +36,7 @@ from pathlib import Path
 log = logging.getLogger(__name__)
 
 LEDGER_FOLDER = ".logs"
+KEEP_FREE_BYTES = 64 << 20  # free space bot logs leave on the output folder's file system
 SLICE_BYTES = 64 << 10
 _READ_BYTES = 64 << 10
 _WIDTH = 20  # the ledger's number is written at a fixed width: an update never grows the file
@@ -42,6 +49,9 @@ class LogBudget:
     def __init__(self, run_dir: Path, bot: str, cap_bytes: int) -> None:
         self.cap = cap_bytes
         self.path = Path(run_dir) / LEDGER_FOLDER / f"{_SLUG.sub('_', bot)[:60] or 'bot'}.bytes"
+        # the free space the logs leave: KEEP_FREE_BYTES on the folder above's file system (the
+        # output folder's), none on a volume of their own
+        self.keep_free = KEEP_FREE_BYTES if _same_file_system(Path(run_dir), Path(run_dir).parent) else 0
 
     def _update(self, change: int) -> int:
         """Add ``change`` (clamped to the cap) to the ledger; the change actually made."""
@@ -114,6 +124,11 @@ class LogStream:
                 self._fail(exc)
         kept = data[: self._allowance]
         self._allowance -= len(kept)
+        if kept and self.error is None and self.budget.keep_free:
+            free = _free_bytes(self._file)
+            if free - len(kept) < self.budget.keep_free:
+                self._drop(f"bot log {self.path} dropped at {free / (1 << 20):.0f} MiB free: it shares the output "
+                           f"folder's disk, where bot logs leave {self.budget.keep_free >> 20} MiB for the results")
         if self.error is None:
             try:
                 rest = kept
@@ -134,9 +149,13 @@ class LogStream:
     def _fail(self, exc: OSError) -> None:
         """The arena's side failed (its disk): keep draining so the bot never notices; the log
         is lost, the bot's play untouched."""
-        self.error = f"cannot write bot log {self.path}: {os.strerror(exc.errno or errno.EIO)}"
+        self._drop(f"cannot write bot log {self.path}: {os.strerror(exc.errno or errno.EIO)}")
+
+    def _drop(self, reason: str) -> None:
+        """Drop the rest of the log for ``reason``, draining the pipe on."""
+        self.error = reason
         self._allowance = 1 << 62
-        log.error("%s (the rest of this log is dropped; the bot's matches stand)", self.error)
+        log.error("%s (the rest of this log is dropped; the bot's matches stand)", reason)
 
     def _close(self) -> None:
         if self.closed:
@@ -223,6 +242,24 @@ def _sink() -> _Sink:
         if _the_sink is None:
             _the_sink = _Sink()
         return _the_sink
+
+
+def _same_file_system(a: Path, b: Path) -> bool:
+    """Whether ``a`` and ``b`` are on one file system (False if either cannot be read)."""
+    try:
+        return os.stat(a).st_dev == os.stat(b).st_dev
+    except OSError:
+        return False
+
+
+def _free_bytes(fd: int) -> int:
+    """Bytes free for an unprivileged writer on the file system of ``fd`` (unbounded if that
+    cannot be read: the write itself then finds out)."""
+    try:
+        stats = os.fstatvfs(fd)
+    except OSError:
+        return 1 << 62
+    return stats.f_bavail * stats.f_frsize
 
 
 def open_stream(path: Path, budget: LogBudget) -> tuple[LogStream, int]:
