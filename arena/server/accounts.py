@@ -7,7 +7,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from arena.server.auth import CSRF_FIELD, SESSION_COOKIE, check_csrf, db_of, require_user
+from arena.server.auth import CSRF_FIELD, SESSION_COOKIE, check_csrf, check_same_origin, db_of, require_user
 from arena.server.web import page
 
 
@@ -23,13 +23,19 @@ def login_form(request: Request) -> Response:
 
 
 async def login(request: Request) -> Response:
-    """Check the token from the form; on success set the session cookie and go home."""
+    """Check the token from the form; on success set the session cookie and go home.
+
+    Only from this site's own page (403 otherwise, see ``check_same_origin``): another site
+    could otherwise sign a visitor in to an account of its choosing (login CSRF).
+    """
+    check_same_origin(request)
     form = await request.form(max_files=0, max_fields=4)
     token = str(form.get("token", "")).strip()
     db = db_of(request)
     user = await run_in_threadpool(db.user_by_token, token) if token else None
     if user is None:
-        return page(request, "login.html.j2", status=401, error="unknown token: paste the whole token you were given")
+        return await run_in_threadpool(page, request, "login.html.j2", status=401,
+                                       error="unknown token: paste the whole token you were given")
     key = await run_in_threadpool(db.new_session, user, db.config().session_hours)
     response = RedirectResponse("/", status_code=303)
     response.set_cookie(SESSION_COOKIE, key, max_age=db.config().session_hours * 3600, httponly=True,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
@@ -50,7 +51,7 @@ def state_json(request: Request) -> dict[str, Any]:
 
 async def disable(request: Request) -> Response:
     """``POST /api/admin/bots/{bot}/disable`` ``{"reason"}``: out of play, its results out of the standings."""
-    user = require_organiser(request)
+    user = await run_in_threadpool(require_organiser, request)
     body = await _body(request)
     reason = str(body.get("reason", "")).strip()
     if not reason or len(reason) > MAX_REASON:
@@ -65,7 +66,7 @@ async def disable(request: Request) -> Response:
 
 async def enable(request: Request) -> Response:
     """``POST /api/admin/bots/{bot}/enable``: back in play, its results back in the standings."""
-    user = require_organiser(request)
+    user = await run_in_threadpool(require_organiser, request)
     await _body(request)
     name = request.path_params["bot"]
     if not db_of(request).set_disabled(name, None, actor=user.name):
@@ -76,7 +77,7 @@ async def enable(request: Request) -> Response:
 
 def _switch(key: str, value: bool, what: str) -> Any:
     async def endpoint(request: Request) -> Response:
-        user = require_organiser(request)
+        user = await run_in_threadpool(require_organiser, request)
         await _body(request)
         db_of(request).set_state(key, value, actor=user.name, what=what)
         request.app.state.on_change()
@@ -88,7 +89,7 @@ def _switch(key: str, value: bool, what: str) -> Any:
 
 async def settle(request: Request) -> Response:
     """``POST /api/admin/settle`` ``{"pairs"}``: freeze submissions and play the settle phase."""
-    user = require_organiser(request)
+    user = await run_in_threadpool(require_organiser, request)
     body = await _body(request)
     db = db_of(request)
     current = db.get_state(SETTLE_STATE)

@@ -52,4 +52,4 @@ def make_app(folder: Path, *, on_submission: Callable[[], None], on_change: Call
     largest = max([config.quotas.archive_bytes, *(u.quotas.archive_bytes for u in db.users())])
     guarded = BodyLimit(app, largest + FORM_OVERHEAD)
     return RateLimit(guarded, RateLimiter(config.rate_per_minute, config.rate_burst),
-                     RateLimiter(config.login_per_minute, config.login_per_minute))
+                     RateLimiter(config.login_per_minute, config.login_per_minute), verified=db.is_verified)

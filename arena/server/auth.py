@@ -7,6 +7,7 @@ import hmac
 
 from starlette.requests import Request
 
+from arena.server import tokens
 from arena.server.db import ServerDB, User
 
 SESSION_COOKIE = "arena_session"
@@ -37,10 +38,10 @@ def current_user(request: Request) -> User | None:
     """
     header = request.headers.get("authorization")
     if header is not None:
-        scheme, _, token = header.partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
+        token = tokens.bearer(header)
+        if token is None:
             raise HTTPError(401, "use the header Authorization: Bearer TOKEN")
-        user = db_of(request).user_by_token(token.strip())
+        user = db_of(request).user_by_token(token)
         if user is None:
             raise HTTPError(401, "unknown token")
         return user
@@ -88,3 +89,21 @@ def check_csrf(request: Request, submitted: str | None) -> None:
     value = submitted if submitted is not None else request.headers.get(CSRF_HEADER, "")
     if not hmac.compare_digest(value.encode(), csrf_token(request).encode()):
         raise HTTPError(403, "the form is stale or forged (missing anti-forgery value): reload the page")
+
+
+SAME_ORIGIN_FETCH = ("same-origin", "none")  # Sec-Fetch-Site values of a request this site's own page made
+
+
+def check_same_origin(request: Request) -> None:
+    """Refuse (403) a browser request another site made: for writes that set a cookie (the login).
+
+    Refused: an ``Origin`` header (when there is one) other than this server's own origin, or
+    a ``Sec-Fetch-Site`` (when there is one) other than same-origin or none. A request with
+    neither header (a script, curl) passes: no browser sends a cross-site POST without them.
+    """
+    origin = request.headers.get("origin")
+    own = f"{request.url.scheme}://{request.url.netloc}".lower()
+    site = request.headers.get("sec-fetch-site")
+    if (origin is not None and origin.strip().lower() != own) or (
+            site is not None and site.strip().lower() not in SAME_ORIGIN_FETCH):
+        raise HTTPError(403, "refused: this login form was posted from another site; log in on this site's own page")

@@ -42,7 +42,7 @@ class ServerConfig:
     sandbox: str = "auto"
     pair_floor: int = 2            # the ladder gives every pairing at least this many pairs first
     settle_pairs: int = 2          # pairs per pairing in each half of the settle round-robin
-    rate_per_minute: int = 600     # requests per client (token, else address), refilled evenly
+    rate_per_minute: int = 600     # requests per client (verified token, else address), refilled evenly
     rate_burst: int = 120
     login_per_minute: int = 10     # web logins per address
     session_hours: int = 24 * 7

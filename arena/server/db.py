@@ -12,6 +12,7 @@ import json
 import secrets
 import sqlite3
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -143,7 +144,23 @@ class OwnershipError(ServerError):
     code = "ownership"
 
 
+class QuotaError(ServerError):
+    """The uploader's daily submission quota is used up (the message says so)."""
+
+    code = "quota"
+
+
+def quota_reason(quota: int) -> str:
+    """Why an upload past the daily quota is refused."""
+    return f"daily quota reached: at most {quota} submissions in 24 hours"
+
+
+FAILED_TOKENS = 4096  # fingerprints of recently refused tokens kept, so that a retry costs no scrypt
+
+
 _BOT_SELECT = "SELECT b.*, u.name AS owner FROM bots b JOIN users u ON u.id = b.owner_id"
+_COUNT_SINCE = ("SELECT count(*) FROM submissions s JOIN bots b ON b.id = s.bot_id WHERE b.owner_id = ? "
+                "AND s.created_at >= ?")
 _SUBMISSION_SELECT = ("SELECT s.*, b.name AS bot, b.owner_id, u.name AS owner FROM submissions s "
                       "JOIN bots b ON b.id = s.bot_id JOIN users u ON u.id = b.owner_id")
 
@@ -176,6 +193,7 @@ class ServerDB:
                               f"make one with: arena server init {self.folder}")
         self._local = threading.local()
         self._verified: dict[str, int] = {}
+        self._failed: OrderedDict[str, None] = OrderedDict()
         self._verified_lock = threading.Lock()
         self._open(create)
 
@@ -300,22 +318,42 @@ class ServerDB:
         A verified token is remembered (by a hash of it) with its id, so later requests skip
         scrypt; the id is checked against the account's current one on every request, so a
         reset token stops working at once, in every server process.
+
+        A token not of the issued shape is refused without scrypt, and so is one refused
+        recently (a bounded set of their hashes): only a new well-formed guess costs a hash.
         """
-        key = tokens.fingerprint(token)
         tid = tokens.token_id(token)
+        if tid is None:
+            return None
+        key = tokens.fingerprint(token)
         with self._verified_lock:
             cached = self._verified.get(key)
+            if cached is None and key in self._failed:
+                self._failed.move_to_end(key)
+                return None
         if cached is not None:
             row = self.db.execute("SELECT * FROM users WHERE id = ?", (cached,)).fetchone()
             if row is not None and row["token_id"] == tid:
                 return _user(row)
-        row = self.db.execute("SELECT * FROM users WHERE token_id = ?", (tid,)).fetchone() if tid else None
+            with self._verified_lock:  # reset since: no longer verified
+                self._verified.pop(key, None)
+        row = self.db.execute("SELECT * FROM users WHERE token_id = ?", (tid,)).fetchone()
         stored = tokens.HashedToken(row["token_id"], row["token_salt"], row["token_hash"]) if row else None
         if not tokens.matches(token, stored) or row is None:
+            with self._verified_lock:
+                self._failed[key] = None
+                while len(self._failed) > FAILED_TOKENS:
+                    self._failed.popitem(last=False)
             return None
         with self._verified_lock:
             self._verified[key] = row["id"]
         return _user(row)
+
+    def is_verified(self, token: str) -> bool:
+        """Whether ``token`` was verified by this process (and not seen reset since): no database, no scrypt."""
+        key = tokens.fingerprint(token)
+        with self._verified_lock:
+            return key in self._verified
 
     def reset_token(self, name: str) -> str:
         """Give account ``name`` a new token (returned; the old one and its web sessions end)."""
@@ -368,18 +406,22 @@ class ServerDB:
 
     def submissions_since(self, user: User, since: datetime) -> int:
         """How many submissions ``user`` made since ``since``."""
-        return int(self.db.execute(
-            "SELECT count(*) FROM submissions s JOIN bots b ON b.id = s.bot_id WHERE b.owner_id = ? "
-            "AND s.created_at >= ?", (user.id, stamp(since))).fetchone()[0])
+        return int(self.db.execute(_COUNT_SINCE, (user.id, stamp(since))).fetchone()[0])
 
     def add_submission(self, user: User, bot_name: str, archive_bytes: int, place: Callable[[int], str]) -> Submission:
         """Queue a new version of ``user``'s bot ``bot_name`` (created on its first upload).
 
         ``place(id)`` moves the unpacked folder into place and returns its path (relative to
         the data folder); it runs inside the transaction, so a failure stores nothing.
-        OwnershipError when another participant owns the name.
+        OwnershipError when another participant owns the name; QuotaError when ``user`` already
+        made ``user.quotas.submissions_per_day`` submissions in the last 24 hours (counted inside
+        the write transaction, so concurrent uploads cannot all slip past the quota).
         """
+        quota = user.quotas.submissions_per_day
         with self.transaction() as db:
+            made = db.execute(_COUNT_SINCE, (user.id, stamp(now() - timedelta(days=1)))).fetchone()[0]
+            if made >= quota:
+                raise QuotaError(quota_reason(quota))
             row = db.execute("SELECT id, owner_id FROM bots WHERE name = ?", (bot_name,)).fetchone()
             if row is None:
                 bot_id = db.execute("INSERT INTO bots (name, owner_id, created_at) VALUES (?, ?, ?)",

@@ -7,7 +7,6 @@ again while the body streams in, for chunked uploads).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import threading
@@ -15,6 +14,8 @@ import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
 from typing import Any
+
+from arena.server import tokens
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -60,11 +61,23 @@ class RateLimiter:
             return (1.0 - bucket.tokens) / self.rate if self.rate > 0 else math.inf
 
 
-def client_key(scope: Scope) -> str:
-    """Who is asking: the bearer token (hashed) when there is one, else the client address."""
+def _never(token: str) -> bool:
+    return False
+
+
+def client_key(scope: Scope, verified: Callable[[str], bool] = _never) -> str:
+    """Who is asking: a bearer token the server verified (hashed), else the client address.
+
+    A token counts as a client of its own only once ``verified(token)`` says the server
+    checked it: any other ``Authorization`` value (junk, a guess, a token not checked yet) is
+    charged to the address, so inventing headers buys no fresh buckets.
+    """
     for name, value in scope.get("headers", []):
         if name == b"authorization":
-            return "token:" + hashlib.sha256(value).hexdigest()[:24]
+            token = tokens.bearer(value.decode("latin-1"))
+            if token is not None and verified(token):
+                return "token:" + tokens.fingerprint(token)[:24]  # the token, however the header is spelt
+            break
     client = scope.get("client")
     return "addr:" + (client[0] if client else "?")
 
@@ -79,18 +92,23 @@ async def send_error(send: Send, status: int, reason: str, headers: list[tuple[b
 
 
 class RateLimit:
-    """429 for a client past its request rate; logins (``POST /login``) have their own, tighter one."""
+    """429 for a client past its request rate; logins (``POST /login``) have their own, tighter one.
 
-    def __init__(self, app: ASGIApp, requests: RateLimiter, logins: RateLimiter) -> None:
+    A client is a verified bearer token, else the address (see ``client_key``).
+    """
+
+    def __init__(self, app: ASGIApp, requests: RateLimiter, logins: RateLimiter,
+                 verified: Callable[[str], bool] = _never) -> None:
         self.app = app
         self.requests = requests
         self.logins = logins
+        self.verified = verified  # whether a bearer token was verified (cheap: no scrypt)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        wait = self.requests.take(client_key(scope))
+        wait = self.requests.take(client_key(scope, self.verified))
         if not wait and scope["method"] == "POST" and scope["path"] == "/login":
             client = scope.get("client")
             wait = self.logins.take(client[0] if client else "?")

@@ -9,6 +9,7 @@ bot name that is not another participant's (403). Then it is queued for validati
 
 from __future__ import annotations
 
+import logging
 import secrets
 import shutil
 from datetime import timedelta
@@ -27,18 +28,33 @@ from arena.server.archive import ArchiveError, ArchiveLimits, unpack
 from arena.server.auth import (
     CSRF_FIELD, HTTPError, check_csrf, current_user, db_of, require_owner_or_organiser, require_user,
 )
-from arena.server.db import OwnershipError, ServerDB, Submission, User, now
+from arena.server.db import OwnershipError, QuotaError, ServerDB, Submission, User, now, quota_reason
 from arena.server.setup import check_name
 from arena.server.web import page
 
 SUBMISSIONS = "submissions"
 INCOMING = "incoming"  # where uploads are unpacked before they are queued
 
+log = logging.getLogger(__name__)
+
 
 def clear_incoming(folder: Path) -> None:
-    """Remove what a killed server left half unpacked (call before serving)."""
-    for leftover in (Path(folder) / INCOMING).glob("*"):
-        shutil.rmtree(leftover, ignore_errors=True)
+    """Remove what a killed server left half unpacked (call before serving).
+
+    Never fails: a leftover that cannot be removed (whatever the error, e.g. a tree too
+    deep for ``shutil.rmtree``'s recursion) is logged and left, and the server starts.
+    """
+    try:
+        leftovers = list((Path(folder) / INCOMING).glob("*"))
+    except Exception:
+        log.exception("cannot list %s; leaving it as it is", Path(folder) / INCOMING)
+        return
+    for leftover in leftovers:
+        try:
+            shutil.rmtree(leftover, ignore_errors=True)
+        except Exception as exc:
+            log.warning("cannot remove the leftover upload %s (%s: %s); remove it by hand",
+                        leftover, type(exc).__name__, exc)
 
 
 def submission_json(sub: Submission) -> dict[str, Any]:
@@ -49,12 +65,12 @@ def submission_json(sub: Submission) -> dict[str, Any]:
 
 
 def _refusal(db: ServerDB, user: User) -> HTTPError | None:
-    """Why ``user`` may not upload now, if so."""
+    """Why ``user`` may not upload now, if so (the quota is checked again when the upload is stored)."""
     if db.get_state("frozen", False):
         return HTTPError(403, "submissions are frozen by the organiser")
     quota = user.quotas.submissions_per_day
     if db.submissions_since(user, now() - timedelta(days=1)) >= quota:
-        return HTTPError(429, f"daily quota reached: at most {quota} submissions in 24 hours")
+        return HTTPError(429, quota_reason(quota))
     return None
 
 
@@ -95,18 +111,26 @@ def queue_archive(db: ServerDB, user: User, data: IO[bytes]) -> Submission:
             return db.add_submission(user, manifest.name, data.seek(0, 2), place)
         except OwnershipError as exc:
             raise HTTPError(403, str(exc)) from None
+        except QuotaError as exc:  # concurrent uploads that all passed the early check
+            raise HTTPError(429, str(exc)) from None
     except ArchiveError as exc:
         raise HTTPError(400, f"archive refused: {exc}") from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 
 
-async def _upload(request: Request, *, web: bool) -> tuple[User, Submission]:
+def _uploader(request: Request) -> User:
+    """The signed-in uploader, if they may upload now (blocking: a token costs scrypt; run in a thread)."""
     user = require_user(request)
-    db = db_of(request)
-    refusal = _refusal(db, user)
+    refusal = _refusal(db_of(request), user)
     if refusal is not None:
         raise refusal
+    return user
+
+
+async def _upload(request: Request, *, web: bool) -> tuple[User, Submission]:
+    user = await run_in_threadpool(_uploader, request)
+    db = db_of(request)
     form = await request.form(max_files=1, max_fields=2)
     check_csrf(request, str(form[CSRF_FIELD]) if web and CSRF_FIELD in form else None)
     upload = form.get("archive")

@@ -50,15 +50,25 @@ def token_id(token: str) -> str | None:
 def matches(token: str, stored: HashedToken | None) -> bool:
     """Whether ``token`` is the one ``stored`` was made from (constant time in the secret).
 
-    With ``stored`` None (no such id) a dummy hash is still computed, so a wrong id costs
-    the same time as a wrong secret.
+    A token not of the issued shape is refused at once, without scrypt (the shape is no
+    secret, and scrypt for every junk string would let anyone burn the server's CPU). For a
+    well-formed token with ``stored`` None (no such id) a dummy hash is still computed, so a
+    wrong id costs the same time as a wrong secret.
     """
     match = _SHAPE.match(token)
-    secret = match.group(2) if match else "x" * 43
-    digest = _scrypt(secret, stored.salt if stored else _DUMMY_SALT)
-    if stored is None or match is None or match.group(1) != stored.token_id:
+    if match is None:
+        return False
+    digest = _scrypt(match.group(2), stored.salt if stored else _DUMMY_SALT)
+    if stored is None or match.group(1) != stored.token_id:
         return False
     return hmac.compare_digest(digest, stored.digest)
+
+
+def bearer(header: str) -> str | None:
+    """The token of an ``Authorization: Bearer TOKEN`` value, None for any other value."""
+    scheme, _, token = header.partition(" ")
+    token = token.strip()
+    return token if scheme.lower() == "bearer" and token else None
 
 
 def fingerprint(token: str) -> str:

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from jinja2 import ChoiceLoader, Environment, FileSystemLoader, PrefixLoader, select_autoescape
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
@@ -42,7 +43,8 @@ async def http_error(request: Request, exc: Exception) -> Response:
     status, reason = (exc.status, exc.reason) if isinstance(exc, HTTPError) else (413, str(exc))
     if is_api(request):
         return JSONResponse({"error": reason}, status_code=status)
-    return page(request, "error.html.j2", status=status, code=status, reason=reason)
+    # In a thread: the page names the viewer, and a bearer token costs scrypt.
+    return await run_in_threadpool(page, request, "error.html.j2", status=status, code=status, reason=reason)
 
 
 EXCEPTION_HANDLERS = {HTTPError: http_error, BodyTooLarge: http_error}

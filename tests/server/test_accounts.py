@@ -100,3 +100,42 @@ def test_tokens_sessions_and_limits_on_a_running_server(make_server: Callable[..
         # Web logins have their own, tighter limit per address (10 a minute): guessing is slow.
         logins = [anonymous.post("/login", data={"token": wrong}).status_code for _ in range(11)]
         assert logins.count(401) <= 10 and logins[-1] == 429
+
+
+def test_invented_authorization_headers_buy_no_fresh_rate_buckets(make_server: Callable[..., Server]) -> None:
+    server = make_server("--rate-burst", "40", "--rate-per-minute", "60")
+    server.add_user("alice")
+    server.start()
+    with server.client("alice") as alice, server.client() as anonymous:
+        assert alice.get("/api/me").json()["name"] == "alice"  # verified: a bucket of its own from now on
+        statuses = [anonymous.get("/api/health", headers={"Authorization": f"Bearer x{n}"}).status_code
+                    for n in range(200)]
+        print(f"200 GETs with distinct bogus bearers: {statuses.count(200)} x 200, {statuses.count(429)} x 429")
+        assert statuses.count(429) >= 100 and set(statuses) == {200, 429}
+        # Well-formed guesses too: charged to the address, refused before any token check.
+        guess = anonymous.get("/api/me", headers={"Authorization": "Bearer s66_0123456789abcdef_" + "A" * 43})
+        assert guess.status_code == 429
+        # The address is limited, not the participant it shares it with: a verified token keeps its own bucket.
+        assert alice.get("/api/me").status_code == 200
+
+
+def test_login_from_another_site_sets_no_cookie(make_server: Callable[..., Server]) -> None:
+    server = make_server()
+    server.add_user("mallory")
+    server.start()
+    token = server.tokens["mallory"]  # the attacker's: a victim logged in to it would upload to mallory
+    for headers in ({"Origin": "https://evil.example"}, {"Sec-Fetch-Site": "cross-site"},
+                    {"Origin": "null"},
+                    {"Origin": server.url, "Sec-Fetch-Site": "cross-site"}, {"Sec-Fetch-Site": "same-site"},
+                    {"Origin": server.url.replace("127.0.0.1", "localhost")}):
+        with server.client() as victim:
+            answer = victim.post("/login", data={"token": token}, headers=headers)
+            print(headers, answer.status_code, answer.headers.get("set-cookie"))
+            assert answer.status_code == 403 and "set-cookie" not in answer.headers, headers
+            assert "arena_session" not in victim.cookies and victim.get("/api/me").status_code == 401
+    # This site's own login page (as a browser posts it) and header-less clients still log in.
+    for headers in ({"Origin": server.url, "Sec-Fetch-Site": "same-origin"}, {"Origin": server.url}, {}):
+        with server.client() as browser:
+            answer = browser.post("/login", data={"token": token}, headers=headers)
+            assert answer.status_code == 303 and "arena_session" in browser.cookies, headers
+            assert browser.get("/api/me").json()["name"] == "mallory"

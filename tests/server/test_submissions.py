@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import os
+import shutil
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
+
+from arena.server.submissions import INCOMING, clear_incoming
 
 from .archives import bot_folder, bot_targz, member, targz
 from .conftest import FAST, Server, arena
@@ -98,3 +105,63 @@ def test_quotas_per_day_and_size(make_server: Callable[..., Server]) -> None:
         streamed = dave.post("/api/submissions", content=chunks(),
                              headers={"content-type": "multipart/form-data; boundary=xyz"})
         assert streamed.status_code == 413 and "too large" in streamed.json()["error"]
+
+
+def test_concurrent_uploads_cannot_pass_the_daily_quota(make_server: Callable[..., Server]) -> None:
+    server = make_server(*FAST)
+    server.add_user("racer", "--submissions-per-day", "3")
+    server.start()
+    data = bot_targz("racebot")
+
+    async def race() -> list[httpx.Response]:
+        async with httpx.AsyncClient(base_url=server.url, timeout=120.0, limits=httpx.Limits(max_connections=30),
+                                     headers={"Authorization": f"Bearer {server.tokens['racer']}"}) as client:
+            return await asyncio.gather(*(client.post("/api/submissions", files={"archive": ("b.tar.gz", data)})
+                                          for _ in range(30)))
+
+    answers = asyncio.run(race())
+    codes = [a.status_code for a in answers]
+    with server.client("racer") as racer:
+        stored = racer.get("/api/submissions").json()["submissions"]
+    print(f"30 concurrent uploads, quota 3: {codes.count(201)} x 201, {codes.count(429)} x 429, {len(stored)} stored")
+    assert codes.count(201) == 3 and codes.count(429) == 27
+    assert all(a.json()["error"] == "daily quota reached: at most 3 submissions in 24 hours"
+               for a in answers if a.status_code == 429)
+    assert len(stored) == 3 and sorted(s["version"] for s in stored) == [1, 2, 3]
+    assert not list((server.folder / "incoming").iterdir())  # the refused uploads' unpacked files are gone
+
+
+def deep_tree(top: Path, depth: int) -> None:
+    """``top/d/d/.../d`` ``depth`` folders deep (made relative to open folders: no path grows long)."""
+    top.mkdir(parents=True)
+    fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(depth):
+            os.mkdir("d", dir_fd=fd)
+            inner = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+    finally:
+        os.close(fd)
+
+
+@pytest.mark.unit
+def test_clear_incoming_survives_a_leftover_too_deep_to_remove(tmp_path: Path,
+                                                               caplog: pytest.LogCaptureFixture) -> None:
+    incoming = tmp_path / INCOMING
+    deep_tree(incoming / "deep", 1100)
+    (incoming / "plain" / "bot").mkdir(parents=True)
+    (incoming / "plain" / "bot" / "bot.toml").write_text("x")
+    try:
+        with caplog.at_level(logging.WARNING, logger="arena.server.submissions"):
+            clear_incoming(tmp_path)  # before: RecursionError, and the server exited at every start
+        print("clear_incoming logged:", [r.getMessage()[:120] for r in caplog.records])
+        assert not (incoming / "plain").exists()  # the other leftovers are still removed
+        assert any("deep" in r.getMessage() and "RecursionError" in r.getMessage() for r in caplog.records)
+    finally:
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(limit + 5000)  # only to clean up this test's folder
+        try:
+            shutil.rmtree(incoming / "deep", ignore_errors=True)
+        finally:
+            sys.setrecursionlimit(limit)
