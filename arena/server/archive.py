@@ -1,17 +1,24 @@
 """Safe unpacking of an uploaded bot archive (``.tar.gz`` or ``.zip``).
 
-Everything is checked before or while it is written, never after: the archive's size, the
-number of entries, each entry's name (no absolute path, no ``..``, no name seen twice), its
-type (files, folders and links only: no device, FIFO or socket), links (a symlink's target
-and a hard link's source must stay inside the folder, and nothing is written through a
-link), and sizes (the declared total, and for zip each member's compression ratio, against
-the quotas; bytes are counted again as they are written). Files are created with
+Everything is checked before or while it is written: the archive's size, each entry's name
+(no absolute path, no ``..``, no name seen twice, at most 32 components and 1024 bytes), its
+type (files, folders and links only: no device, FIFO, socket or sparse file), links (a
+symlink's target and a hard link's source must stay inside the folder, and nothing is written
+through a link), the number of files, folders (those made on the way included) and links
+against the file quota, and sizes (the declared total, and for zip each member's compression
+ratio, against the quotas; bytes are counted again as they are written). A tar is read as a
+stream of at most the unpacked quota plus its headers' share of decompressed bytes, and no
+tar metadata header (pax, GNU long name) over 64 KiB is read at all. Files are created with
 ``O_NOFOLLOW | O_EXCL`` and no mode bits but the owner's read/write and everyone's execute.
-The first problem raises ``ArchiveError`` with a reason a participant can act on.
+Once all is written, and before anything is read through them, every symlink is resolved
+inside the folder (a chain of links may escape where each one alone stays in), and a
+``bot.toml`` that is a link is refused. The first problem raises ``ArchiveError`` with a
+reason a participant can act on.
 """
 
 from __future__ import annotations
 
+import gzip
 import io
 import os
 import posixpath
@@ -19,16 +26,25 @@ import shutil
 import stat
 import tarfile
 import zipfile
+import zlib
+from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Self
 
 from arena.server.config import ServerError
 
 MANIFEST = "bot.toml"
 _CHUNK = 64 * 1024
 _MAX_LINK_TARGET = 1024
+_MAX_NAME_BYTES = 1024
+_MAX_DEPTH = 32  # components in an entry's name or a link's target
+_MAX_LINK_HOPS = 40  # links followed to resolve one path (the kernel's own limit)
+_MAX_METADATA = 64 * 1024  # one pax or GNU long-name header's body
+_HEADER_SHARE = 2048  # tar bytes one member may take beside its data: header, padding, a pax header
+_METADATA_TYPES = (tarfile.XHDTYPE, tarfile.XGLTYPE, tarfile.SOLARIS_XHDTYPE, tarfile.GNUTYPE_LONGNAME,
+                   tarfile.GNUTYPE_LONGLINK)
 
 
 class ArchiveError(ServerError):
@@ -47,24 +63,75 @@ class ArchiveLimits:
     max_ratio: int
 
 
-def _clean_name(raw: str) -> str:
-    """The entry's path inside the folder ('' for the root); ArchiveError for an escaping one."""
-    if "\0" in raw or "\\" in raw:
-        raise ArchiveError(f"entry {raw!r}: names may not hold NUL or backslash characters")
-    if raw.startswith("/") or (len(raw) > 1 and raw[1] == ":"):
-        raise ArchiveError(f"entry {raw!r}: absolute paths are not allowed")
+def _shown(raw: str) -> str:
+    """An entry's name for a message: its repr, cut short."""
+    return repr(raw) if len(raw) <= 80 else repr(raw[:60]) + f"... ({len(raw)} characters)"
+
+
+def _check_size(raw: str, what: str) -> list[str]:
+    """The path's components but '' and '.'; ArchiveError for one too long or too deep."""
     parts = [p for p in raw.split("/") if p not in ("", ".")]
+    if len(parts) > _MAX_DEPTH:
+        raise ArchiveError(f"{what} {_shown(raw)}: paths deeper than {_MAX_DEPTH} folders are not allowed")
+    if len(raw.encode("utf-8", "surrogatepass")) > _MAX_NAME_BYTES:
+        raise ArchiveError(f"{what} {_shown(raw)}: paths longer than {_MAX_NAME_BYTES} bytes are not allowed")
+    return parts
+
+
+def _clean_name(raw: str) -> str:
+    """The entry's path inside the folder ('' for the root); ArchiveError for an escaping, too deep
+    or too long one."""
+    if "\0" in raw or "\\" in raw:
+        raise ArchiveError(f"entry {_shown(raw)}: names may not hold NUL or backslash characters")
+    if raw.startswith("/") or (len(raw) > 1 and raw[1] == ":"):
+        raise ArchiveError(f"entry {_shown(raw)}: absolute paths are not allowed")
+    parts = _check_size(raw, "entry")
     if ".." in parts:
-        raise ArchiveError(f"entry {raw!r}: '..' in a path is not allowed")
+        raise ArchiveError(f"entry {_shown(raw)}: '..' in a path is not allowed")
     return "/".join(parts)
 
 
 def _link_inside(name: str, target: str) -> bool:
-    """Whether a symlink at ``name`` to ``target`` stays inside the folder (lexically)."""
+    """Whether a symlink at ``name`` to ``target`` stays inside the folder (lexically: the
+    links it goes through are checked by ``_resolves_inside`` once all is written)."""
     if not target or target.startswith("/") or "\0" in target:
         return False
+    _check_size(target, f"entry {_shown(name)}: the symlink target")
     resolved = posixpath.normpath(posixpath.join(posixpath.dirname(name), target))
     return resolved != ".." and not resolved.startswith("../")
+
+
+def _resolves_inside(root: Path, name: str) -> bool:
+    """Whether the path ``name`` under ``root`` stays inside it when every link on the way is
+    followed, as the kernel would, with ``root`` taken as '/' (so it never depends on the names
+    of the folders above it). A loop or a chain of over 40 links counts as outside."""
+    todo = deque(name.split("/"))
+    inside: list[str] = []  # the resolved path so far: real folders (or missing names), no links
+    hops = 0
+    while todo:
+        part = todo.popleft()
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not inside:
+                return False
+            inside.pop()
+            continue
+        path = root.joinpath(*inside, part)
+        if not path.is_symlink():
+            inside.append(part)
+            continue
+        hops += 1
+        target = os.readlink(path)
+        if hops > _MAX_LINK_HOPS or target.startswith("/"):
+            return False
+        todo.extendleft(reversed(target.split("/")))
+    return True
+
+
+def _too_many(limits: ArchiveLimits) -> ArchiveError:
+    return ArchiveError(f"too many files: at most {limits.files} entries are allowed (files, links and folders, "
+                        "the folders named in their paths included)")
 
 
 class _Writer:
@@ -73,20 +140,23 @@ class _Writer:
     def __init__(self, root: Path, limits: ArchiveLimits) -> None:
         self.root = root
         self.limits = limits
-        self.entries = 0
+        self.made = 0
         self.written = 0
         self.seen: set[str] = set()
         self.files: set[str] = set()
         self.links: set[str] = set()
 
     def admit(self, name: str) -> None:
-        """Count an entry; refuse a second entry of the same name and one beyond the file quota."""
-        self.entries += 1
-        if self.entries > self.limits.files:
-            raise ArchiveError(f"too many files: at most {self.limits.files} entries are allowed")
+        """Refuse a second entry of the same name."""
         if name in self.seen:
-            raise ArchiveError(f"entry {name!r} appears twice in the archive")
+            raise ArchiveError(f"entry {_shown(name)} appears twice in the archive")
         self.seen.add(name)
+
+    def _count(self) -> None:
+        """Count a file, folder or link about to be made; refuse one beyond the file quota."""
+        self.made += 1
+        if self.made > self.limits.files:
+            raise _too_many(self.limits)
 
     def _parent(self, name: str) -> Path:
         """Make the entry's parent folders; refuse writing through a link."""
@@ -98,6 +168,7 @@ class _Writer:
                                    "is not allowed")
             here = here / part
             if not here.exists():
+                self._count()
                 here.mkdir(mode=0o755)
             elif not here.is_dir():
                 raise ArchiveError(f"entry {name!r}: {'/'.join(parts[: index + 1])!r} is a file, not a folder")
@@ -106,13 +177,17 @@ class _Writer:
     def folder(self, name: str) -> None:
         """A folder entry."""
         if name:
-            (self._parent(name) / name.rsplit("/", 1)[-1]).mkdir(mode=0o755, exist_ok=True)
+            path = self._parent(name) / name.rsplit("/", 1)[-1]
+            if not path.is_dir():  # not made already on the way to an earlier entry
+                self._count()
+                path.mkdir(mode=0o755)
 
     def file(self, name: str, source: IO[bytes], executable: bool) -> None:
         """A regular file, its bytes counted against the unpacked quota as they are written."""
         if not name:
             raise ArchiveError("an archive entry without a name is not allowed")
         path = self._parent(name) / name.rsplit("/", 1)[-1]
+        self._count()
         mode = 0o755 if executable else 0o644
         try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
@@ -130,8 +205,17 @@ class _Writer:
         """A symlink whose target stays inside the folder."""
         if not _link_inside(name, target):
             raise ArchiveError(f"entry {name!r}: a symlink to {target!r} leads outside the bot folder")
-        os.symlink(target, self._parent(name) / name.rsplit("/", 1)[-1])
+        path = self._parent(name) / name.rsplit("/", 1)[-1]
+        self._count()
+        os.symlink(target, path)
         self.links.add(name)
+
+    def check_links(self) -> None:
+        """Refuse a symlink that leads outside the folder through other links (once all is written)."""
+        for name in sorted(self.links):
+            if not _resolves_inside(self.root, name):
+                raise ArchiveError(f"entry {_shown(name)}: a symlink that leads outside the bot folder (through "
+                                   "other links, or in a loop) is not allowed")
 
     def hardlink(self, name: str, source_raw: str) -> None:
         """A hard link to a file already unpacked (stored as a copy of it)."""
@@ -152,15 +236,62 @@ def _declared(total: int, limits: ArchiveLimits, packed: int) -> None:
         raise ArchiveError(f"compression ratio over {limits.max_ratio}:1 (a zip bomb?): {total} bytes from {packed}")
 
 
+class _Bounded(io.RawIOBase):
+    """A reader of ``source`` that refuses to give more than ``bound`` bytes."""
+
+    def __init__(self, source: io.BufferedIOBase, bound: int) -> None:
+        super().__init__()
+        self.source = source
+        self.left = bound
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int | None = -1, /) -> bytes:
+        wanted = self.left + 1 if size is None or size < 0 else min(size, self.left + 1)
+        chunk = self.source.read(wanted)
+        self.left -= len(chunk)
+        if self.left < 0:
+            raise ArchiveError("the .tar.gz unpacks to more than the unpacked quota plus its tar headers: "
+                               "a decompression bomb?")
+        return chunk
+
+
+class _Header(tarfile.TarInfo):
+    """A tar header that refuses what tarfile would read whole into memory: a metadata header
+    (pax, GNU long name) over 64 KiB, and a sparse file's map (``_proc_sparse`` and
+    ``_proc_gnusparse_10`` are tarfile's private hooks; were they renamed, the stream's byte
+    bound would still hold, and the sparse tests would fail)."""
+
+    @classmethod
+    def frombuf(cls, buf: bytes | bytearray, encoding: str, errors: str) -> Self:
+        header = super().frombuf(buf, encoding, errors)
+        if header.type in _METADATA_TYPES and header.size > _MAX_METADATA:
+            raise ArchiveError(f"a tar metadata header of {header.size} bytes: at most {_MAX_METADATA} "
+                               "are allowed")
+        return header
+
+    def _proc_sparse(self, tar: tarfile.TarFile) -> tarfile.TarInfo:
+        raise ArchiveError(f"entry {_shown(self.name)}: sparse files are not supported")
+
+    def _proc_gnusparse_10(self, member: tarfile.TarInfo, pax: dict[str, str], tar: tarfile.TarFile) -> None:
+        raise ArchiveError(f"entry {_shown(member.name)}: sparse files are not supported")
+
+
 def _untar(data: IO[bytes], size: int, writer: _Writer) -> None:
     total = 0
+    limits = writer.limits
+    bound = limits.unpacked_bytes + limits.files * _HEADER_SHARE + (1 << 20)
     try:
-        with tarfile.open(fileobj=data, mode="r:gz") as tar:
+        with gzip.GzipFile(fileobj=data, mode="rb") as unzipped, \
+                tarfile.open(fileobj=_Bounded(unzipped, bound), mode="r|", tarinfo=_Header) as tar:
             for member in _members(tar):
                 name = _clean_name(member.name)
                 writer.admit(name)
                 if member.isdir():
                     writer.folder(name)
+                elif member.issparse():  # pax 0.x sparse maps, at most 64 KiB: read, but not obeyed
+                    raise ArchiveError(f"entry {_shown(name)}: sparse files are not supported")
                 elif member.isreg():
                     total += member.size
                     _declared(total, writer.limits, size)
@@ -174,13 +305,18 @@ def _untar(data: IO[bytes], size: int, writer: _Writer) -> None:
                 else:
                     raise ArchiveError(f"entry {name!r} is a device, FIFO or other special file: only files, "
                                        "folders and links inside the folder are allowed")
-    except (tarfile.TarError, EOFError, OSError) as exc:
+    except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
         raise ArchiveError(f"the .tar.gz archive is damaged ({exc})") from None
+    except RecursionError:  # tarfile reads a chain of metadata headers recursively
+        raise ArchiveError("the .tar.gz archive has too many metadata headers in a row") from None
 
 
 def _members(tar: tarfile.TarFile) -> Iterator[tarfile.TarInfo]:
-    """The members one at a time (``getmembers`` would read every header first)."""
+    """The members one at a time (``getmembers`` would read every header first). Each is
+    dropped from ``tar.members`` (not in typeshed) as it comes: it holds a copy of the global
+    pax header, which a thousand members must not keep a thousand times."""
     while (member := tar.next()) is not None:
+        tar.members.clear()  # type: ignore[attr-defined]
         yield member
 
 
@@ -189,7 +325,7 @@ def _unzip(data: IO[bytes], size: int, writer: _Writer) -> None:
         with zipfile.ZipFile(data) as archive:
             infos = archive.infolist()
             if len(infos) > writer.limits.files:
-                raise ArchiveError(f"too many files: at most {writer.limits.files} entries are allowed")
+                raise _too_many(writer.limits)
             _declared(sum(i.file_size for i in infos), writer.limits, size)
             for info in infos:
                 name = _clean_name(info.filename)
@@ -237,7 +373,9 @@ def unpack(data: IO[bytes], dest: Path, limits: ArchiveLimits) -> Path:
     data.seek(0)
     dest.mkdir(parents=True)
     try:
-        unpacker(data, size, _Writer(dest, limits))
+        writer = _Writer(dest, limits)
+        unpacker(data, size, writer)
+        writer.check_links()
         return _bot_folder(dest)
     except BaseException:
         shutil.rmtree(dest, ignore_errors=True)
@@ -245,11 +383,14 @@ def unpack(data: IO[bytes], dest: Path, limits: ArchiveLimits) -> Path:
 
 
 def _bot_folder(root: Path) -> Path:
+    """The folder with the manifest: ``root`` or its one top folder; its bot.toml may not be a link."""
+    top = list(root.iterdir())
+    if not (root / MANIFEST).is_file() and len(top) == 1 and top[0].is_dir() and not top[0].is_symlink():
+        root = top[0]
+    if (root / MANIFEST).is_symlink():
+        raise ArchiveError(f"{MANIFEST} may not be a link: put the file itself at the top of the archive")
     if (root / MANIFEST).is_file():
         return root
-    top = list(root.iterdir())
-    if len(top) == 1 and top[0].is_dir() and not top[0].is_symlink() and (top[0] / MANIFEST).is_file():
-        return top[0]
     raise ArchiveError(f"no {MANIFEST} at the top of the archive (nor in its one top folder)")
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import shutil
 import subprocess
 import sys
@@ -27,6 +28,18 @@ log = logging.getLogger(__name__)
 
 VALIDATION_LOGS = "validation"
 TIMEOUT_FLOOR_S = 120.0
+
+
+def remove_tree(path: Path) -> None:
+    """Delete ``path``; what cannot be deleted (an error, a tree too deep for ``shutil.rmtree``)
+    is logged and left, never raised."""
+    try:
+        shutil.rmtree(path, ignore_errors=True)
+    except Exception:  # RecursionError is not one of the errors ignore_errors ignores
+        log.warning("could not remove %s: it is left on disk", path, exc_info=True)
+        return
+    if os.path.lexists(path):
+        log.warning("could not remove %s: some of it is left on disk", path)
 
 
 def validation_command(bot_dir: Path, logs: Path, config: ServerConfig) -> list[str]:
@@ -116,7 +129,7 @@ class ValidationQueue(threading.Thread):
         if report is not None:
             report["bot_dir"] = f"{submission.bot} v{submission.version}"  # not the server's own path
         if not accepted:
-            shutil.rmtree(bot_dir, ignore_errors=True)
+            remove_tree(bot_dir)
         db.finish_submission(submission.id, accepted, report, reason)
         log.info("submission %d %s%s", submission.id, "accepted" if accepted else "rejected",
                  f": {reason}" if reason else "")

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import gzip
 import io
 import tarfile
 import warnings
 import zipfile
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -77,4 +79,33 @@ def zipped(entries: list[tuple[str, bytes]], symlinks: dict[str, str] | None = N
             info = zipfile.ZipInfo(name)
             info.external_attr = (0o120777 << 16)
             archive.writestr(info, target)
+    return buffer.getvalue()
+
+
+def pax_bomb(declared: int) -> bytes:
+    """A .tar.gz whose first member is a pax header declaring ``declared`` bytes of zeros (a few KiB
+    compressed per MiB): tarfile would read such a header whole into memory."""
+    header = tarfile.TarInfo("././@PaxHeader")
+    header.type = tarfile.XHDTYPE
+    header.size = declared
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)  # 31: the gzip container
+    parts = [packer.compress(header.tobuf(format=tarfile.USTAR_FORMAT))]
+    zeros = bytes(1 << 20)
+    left = -(-declared // 512) * 512 + 1024  # the padded body, then the end-of-archive blocks
+    while left > 0:
+        parts.append(packer.compress(zeros[:min(left, len(zeros))]))
+        left -= len(zeros)
+    return b"".join([*parts, packer.flush()])
+
+
+def metadata_chain(count: int, size: int) -> bytes:
+    """A .tar.gz of ``count`` GNU long-name headers of ``size`` bytes each, then one empty file."""
+    buffer = io.BytesIO()
+    with gzip.GzipFile(fileobj=buffer, mode="wb") as out:
+        for _ in range(count):
+            header = tarfile.TarInfo("././@LongLink")
+            header.type = tarfile.GNUTYPE_LONGNAME
+            header.size = size
+            out.write(header.tobuf(format=tarfile.GNU_FORMAT) + b"n" * size + bytes(-size % 512))
+        out.write(tarfile.TarInfo("f").tobuf(format=tarfile.GNU_FORMAT) + bytes(1024))
     return buffer.getvalue()
