@@ -161,6 +161,9 @@ FAILED_TOKENS = 4096  # fingerprints of recently refused tokens kept, so that a 
 _BOT_SELECT = "SELECT b.*, u.name AS owner FROM bots b JOIN users u ON u.id = b.owner_id"
 _COUNT_SINCE = ("SELECT count(*) FROM submissions s JOIN bots b ON b.id = s.bot_id WHERE b.owner_id = ? "
                 "AND s.created_at >= ?")
+_NEXT_QUEUED = ("SELECT s.id FROM submissions s JOIN bots b ON b.id = s.bot_id WHERE s.status = 'queued' "
+                "ORDER BY (SELECT count(*) FROM submissions t JOIN bots c ON c.id = t.bot_id WHERE c.owner_id = "
+                "b.owner_id AND t.status != 'queued' AND t.created_at >= ?), s.id LIMIT 1")
 _SUBMISSION_SELECT = ("SELECT s.*, b.name AS bot, b.owner_id, u.name AS owner FROM submissions s "
                       "JOIN bots b ON b.id = s.bot_id JOIN users u ON u.id = b.owner_id")
 
@@ -460,9 +463,14 @@ class ServerDB:
         return [_submission(r) for r in self.db.execute(sql, args)]
 
     def claim_queued(self) -> Submission | None:
-        """The oldest queued submission, now marked ``validating``; None when none waits."""
+        """The next queued submission, now marked ``validating``; None when none waits.
+
+        Fair among participants: the oldest submission of whoever had the fewest of theirs
+        validated in the last 24 hours, so one participant's many (or slow) submissions cannot
+        hold everybody else's back.
+        """
         with self.transaction() as db:
-            row = db.execute("SELECT id FROM submissions WHERE status = 'queued' ORDER BY id LIMIT 1").fetchone()
+            row = db.execute(_NEXT_QUEUED, (stamp(now() - timedelta(days=1)),)).fetchone()
             if row is None:
                 return None
             db.execute("UPDATE submissions SET status = 'validating' WHERE id = ?", (row["id"],))

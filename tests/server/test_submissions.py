@@ -14,6 +14,8 @@ from typing import Any
 import httpx
 import pytest
 
+from arena.server.config import Quotas
+from arena.server.db import ServerDB
 from arena.server.submissions import INCOMING, clear_incoming
 
 from .archives import bot_folder, bot_targz, member, targz
@@ -165,3 +167,21 @@ def test_clear_incoming_survives_a_leftover_too_deep_to_remove(tmp_path: Path,
             shutil.rmtree(incoming / "deep", ignore_errors=True)
         finally:
             sys.setrecursionlimit(limit)
+
+
+@pytest.mark.unit
+def test_the_validation_queue_takes_turns_among_participants(tmp_path: Path) -> None:
+    """mallory queues three submissions, then alice one: alice's is validated second, not after
+    all of mallory's (one validator serves everyone; a participant with many or slow submissions
+    would otherwise hold everybody else's back)."""
+    db = ServerDB(tmp_path, create=True)
+    (mallory, _), (alice, _) = (db.add_user(name, "participant", Quotas()) for name in ("mallory", "alice"))
+    queued = [db.add_submission(user, f"{user.name}bot", 100, lambda sid: f"submissions/{sid}")
+              for user in (mallory, mallory, mallory, alice)]
+    served: list[str] = []
+    while (claimed := db.claim_queued()) is not None:
+        served.append(claimed.owner)
+        db.finish_submission(claimed.id, False, None, "test")
+    db.close()
+    print("validated in turn:", served)
+    assert len(queued) == 4 and served == ["mallory", "alice", "mallory", "mallory"]
