@@ -94,7 +94,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     for line in demo_lines(Path(args.dir), args.port):
         print(line, flush=True)
-    serve(Path(args.dir), host="127.0.0.1", port=args.port, workers=args.workers, cluster=None)
+    serve(Path(args.dir), host="127.0.0.1", port=args.port, workers=args.workers, cluster=None, demo=True)
     return 0
 
 

@@ -11,12 +11,22 @@ from arena.server.config import ServerError
 log = logging.getLogger(__name__)
 
 
-def serve(folder: Path, *, host: str, port: int, workers: int | None, cluster: str | None) -> None:
-    """Serve ``folder``'s competition on ``host:port`` until SIGINT or SIGTERM."""
+def serve(folder: Path, *, host: str, port: int, workers: int | None, cluster: str | None,
+          demo: bool = False) -> None:
+    """Serve ``folder``'s competition on ``host:port`` until SIGINT or SIGTERM (``demo``: the local
+    demo, which may run its bots without bubblewrap, with a loud warning)."""
     try:
         import uvicorn
     except ImportError:
         raise ServerError("the server needs its extra: pip install -e '.[server]'") from None
+    from arena.server.db import ServerDB
+
+    db = ServerDB(folder)  # checks the folder
+    try:
+        if not demo:
+            refuse_unsandboxed(db.config().sandbox)
+    finally:
+        db.close()
     from arena.runner import cluster_executor
     from arena.server.app import make_app
     from arena.server.ladder import Ladder
@@ -43,3 +53,19 @@ def serve(folder: Path, *, host: str, port: int, workers: int | None, cluster: s
             service.stop()
         for service in (validation, ladder):
             service.join(timeout=10)
+
+
+def refuse_unsandboxed(sandbox: str) -> None:
+    """ServerError if the competition's bots would run without a sandbox that its organiser did not
+    choose: ``auto`` where bubblewrap cannot run would play strangers' uploads as this server's
+    user, seeing the whole machine. ``fallback``, chosen at ``init``, is the organiser's say-so."""
+    if sandbox != "auto":
+        return
+    from arena.botproc import bwrap_status
+
+    path, reason = bwrap_status()
+    if path is None:
+        raise ServerError(f"{reason}: the participants' bots would run WITHOUT a sandbox, as this server's "
+                          "user, seeing the whole machine. Install bubblewrap (apt-get install bubblewrap); for a "
+                          "private test of trusted bots only, make the data folder with 'arena server init DIR "
+                          "--sandbox fallback'")

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
 from arena.server import tokens
 
-from .conftest import Server, arena, init_server, last_line
+from .conftest import ROOT, Server, arena, init_server, last_line
 
 pytestmark = pytest.mark.integration
 
@@ -52,6 +56,20 @@ def test_bad_set_up_commands_say_why_in_one_line(folder_with_alice: Server, args
     done = arena("server", *[a.format(dir=server.folder) for a in args], check=False)
     assert done.returncode == 2
     assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+def test_a_server_whose_bots_would_run_unsandboxed_refuses_to_start(tmp_path: Path) -> None:
+    """A data folder with the default sandbox ('auto'), served where bubblewrap cannot run (here:
+    not on the path): 'arena server run' refuses in one line, since strangers' uploads would run
+    as the server's user. Before, it served them with a warning in its log."""
+    folder = tmp_path / "data"
+    arena("server", "init", str(folder))
+    without_bwrap = dict(os.environ, PATH=str(Path(sys.executable).parent))
+    done = subprocess.run([sys.executable, "-m", "arena.cli", "server", "run", str(folder)], env=without_bwrap,
+                          capture_output=True, text=True, timeout=60, cwd=ROOT, check=False)
+    assert done.returncode == 2, done.stderr
+    assert "WITHOUT a sandbox" in done.stderr and "apt-get install bubblewrap" in done.stderr
+    assert "--sandbox fallback" in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
 
 
 def test_tokens_sessions_and_limits_on_a_running_server(make_server: Callable[..., Server]) -> None:
