@@ -29,6 +29,7 @@ def serve(folder: Path, *, host: str, port: int, workers: int | None, cluster: s
         db.close()
     from arena.runner import cluster_executor
     from arena.server.app import make_app
+    from arena.server.connections import PROXY, LimitedH11Protocol
     from arena.server.ladder import Ladder
     from arena.server.submissions import clear_incoming
     from arena.server.validator import ValidationQueue
@@ -42,7 +43,8 @@ def serve(folder: Path, *, host: str, port: int, workers: int | None, cluster: s
     app = make_app(folder, on_submission=validation.wake.set, on_change=ladder.wake.set)  # checks the folder
     clear_incoming(folder)
     config = uvicorn.Config(app, host=host, port=port, log_level="info", access_log=False, proxy_headers=True,
-                            forwarded_allow_ips="127.0.0.1", limit_concurrency=256, timeout_keep_alive=5)
+                            forwarded_allow_ips=PROXY, limit_concurrency=256, timeout_keep_alive=5,
+                            http=LimitedH11Protocol)
     print(f"serving {folder} on http://{host}:{port}/ (Ctrl-C stops)", flush=True)
     validation.start()
     ladder.start()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -70,6 +71,52 @@ def test_a_server_whose_bots_would_run_unsandboxed_refuses_to_start(tmp_path: Pa
     assert done.returncode == 2, done.stderr
     assert "WITHOUT a sandbox" in done.stderr and "apt-get install bubblewrap" in done.stderr
     assert "--sandbox fallback" in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+OTHER_HOST = "127.0.0.2"  # a client address of its own (all of 127/8 is this machine), not the proxy's
+
+
+def idle_connection(port: int, head: bytes = b"") -> socket.socket:
+    """A connection from ``OTHER_HOST`` that sends ``head`` (maybe nothing) and then waits."""
+    sock = socket.socket()
+    sock.bind((OTHER_HOST, 0))
+    sock.connect(("127.0.0.1", port))
+    if head:
+        sock.sendall(head)
+    return sock
+
+
+def test_idle_connections_from_one_address_cannot_take_the_site_down(make_server: Callable[..., Server]) -> None:
+    """300 connections from one address that send nothing took every slot of the server: it
+    answered everyone 503 for as long as they stayed open. One address now holds at most 32;
+    the others are closed at once, and the site answers."""
+    server = make_server()
+    server.start()
+    held = [idle_connection(server.port) for _ in range(300)]
+    try:
+        with server.client() as anonymous:
+            answer = anonymous.get("/api/health")
+        print("health beside 300 idle connections:", answer.status_code)
+        assert answer.status_code == 200
+    finally:
+        for sock in held:
+            sock.close()
+
+
+def test_a_connection_that_sends_no_whole_request_head_is_closed(make_server: Callable[..., Server]) -> None:
+    """A connection that sends nothing, or trickles a request head, is closed once its deadline
+    (10 s) passes without a whole head: before, uvicorn kept both open for as long as the
+    client wished (its keep-alive timeout restarts at every byte)."""
+    server = make_server()
+    server.start()
+    silent, trickling = idle_connection(server.port), idle_connection(server.port, b"GET /api/health HTTP/1.1\r\n")
+    try:
+        for sock in (silent, trickling):
+            sock.settimeout(60.0)  # a bound far past the deadline, not a wait for it
+            assert sock.recv(1) == b""  # closed by the server
+    finally:
+        silent.close()
+        trickling.close()
 
 
 def test_tokens_sessions_and_limits_on_a_running_server(make_server: Callable[..., Server]) -> None:
