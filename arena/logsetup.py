@@ -10,6 +10,7 @@ from __future__ import annotations
 import atexit
 import logging
 import multiprocessing
+import sys
 from pathlib import Path
 
 import multiprocessing_logging
@@ -31,6 +32,20 @@ class ConsoleHandler(logging.Handler):
             self.handleError(record)
 
 
+class RunLogHandler(logging.FileHandler):
+    """The run's log file. A record it cannot write (the disk full: the run is stopping for it,
+    and the console says so) is dropped with one line on stderr, not a traceback per record."""
+
+    failed = False
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        if not self.failed:
+            self.failed = True
+            error = sys.exc_info()[1]
+            print(f"warning: cannot write the log {self.baseFilename} ({error}); its records are dropped "
+                  "while that lasts", file=sys.stderr)
+
+
 def setup_logging(log_file: Path | None, verbose: bool = False) -> None:
     """Install the console and file handlers (once per process) and forward worker records."""
     global _installed, _forwarding
@@ -45,7 +60,7 @@ def setup_logging(log_file: Path | None, verbose: bool = False) -> None:
         root.addHandler(console)
         if log_file is not None:
             log_file.parent.mkdir(parents=True, exist_ok=True)
-            file_handler = logging.FileHandler(log_file, encoding="utf-8")
+            file_handler = RunLogHandler(log_file, encoding="utf-8")
             file_handler.setFormatter(logging.Formatter(FORMAT))
             root.addHandler(file_handler)
         _installed = True

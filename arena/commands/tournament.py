@@ -53,8 +53,11 @@ def _print_leaderboard(out: Path, fmt: str = "table", crosstable: bool = False, 
     with Store(out / DB_NAME, readonly=True) as store:
         board = build_leaderboard(store, None, rating=rating, **bt)
         withdrawn = [(e.bot.label, e.withdrawn) for e in store.entrants(store.tournament().id) if e.withdrawn]
-    (out / "leaderboard.json").write_text(board.to_json() + "\n", encoding="utf-8")
-    (out / "leaderboard.csv").write_text(board.to_csv(), encoding="utf-8")
+    try:
+        (out / "leaderboard.json").write_text(board.to_json() + "\n", encoding="utf-8")
+        (out / "leaderboard.csv").write_text(board.to_csv(), encoding="utf-8")
+    except OSError as exc:  # a full disk, say: the results are stored, and the board is shown all the same
+        print(f"warning: could not write the leaderboard's exports in {out}: {exc}", file=sys.stderr)
     if fmt == "json":
         print(board.to_json())
     elif fmt == "csv":

@@ -48,3 +48,28 @@ def test_worker_and_parent_records_all_reach_the_log_file(tmp_path: Path) -> Non
     assert sorted(lines) == sorted(worker + parent)
     console = [f"WARNING worker: {m}" for m in worker] + [f"WARNING parent: {m}" for m in parent]
     assert sorted(done.stderr.splitlines()) == sorted(console)
+
+
+def test_a_run_log_on_a_full_disk_drops_records_with_one_warning(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The run's log lives on the results' disk: when that fills up (the run is stopping for it),
+    each record the file handler could not write printed a traceback ("--- Logging error ---")
+    on the console, burying the one line that says what to do. Now one warning says so."""
+    import errno
+    import logging
+
+    from arena.logsetup import RunLogHandler
+
+    handler = RunLogHandler(tmp_path / "arena.log", encoding="utf-8")
+
+    def full() -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(handler, "flush", full)  # the records' write reaches the disk on flush
+    for n in range(3):
+        handler.emit(logging.LogRecord("arena.runner", logging.ERROR, __file__, 1, f"record {n}", None, None))
+    monkeypatch.undo()
+    handler.close()
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "Logging error" not in err, err
+    assert err.count("warning: cannot write the log") == 1 and "No space left on device" in err

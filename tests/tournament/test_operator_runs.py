@@ -179,3 +179,26 @@ def test_a_bot_edited_during_a_fresh_run_is_withdrawn_not_mixed_in(tmp_path: Pat
     show = arena("show", str(out), rows(db, "SELECT match_id FROM matches m JOIN faults f ON f.match_row = m.id "
                                             "WHERE f.detail LIKE 'refused:%' LIMIT 1")[0][0])
     assert "refused: 'mine-0' changed during the run" in show.stdout and "void match" in show.stdout
+
+
+def test_a_leaderboard_export_the_disk_cannot_take_is_skipped_with_a_warning(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run stopped because its disk is full still shows its leaderboard: when even the exports
+    (leaderboard.json, .csv) cannot be written, they are skipped with a warning. Before, the
+    ENOSPC escaped, and the stopped run exited 2 ("error") instead of 75 ("free some space")."""
+    import errno
+
+    from arena.commands.tournament import _print_leaderboard
+
+    out = tmp_path / "cup"
+    assert arena("run", str(write_tournament(tmp_path, out, pairs=1, extra=PUBLIC)), "--quiet").returncode == 0
+    (out / "leaderboard.json").unlink()
+
+    def full(self: Path, *args: object, **kwargs: object) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_text", full)
+    _print_leaderboard(out)
+    printed = capsys.readouterr()
+    assert "mu-3s" in printed.out and "could not write the leaderboard's exports" in printed.err
+    assert not (out / "leaderboard.json").exists()
