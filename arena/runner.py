@@ -442,8 +442,15 @@ def open_tournament(config: TournamentConfig, entrants: Entrants,
     return stored, schedule(n, config.format, config.pairs_per_pairing, stored.deals)
 
 
+FAIR_PLAY_KEYS = ("sandbox", "disk_mb", "fresh")  # the bots' conditions: the same for every pair of a tournament
+
+
 def _check_resume(stored: StoredTournament, config: TournamentConfig, prints: tuple[str, ...]) -> None:
-    mine, theirs = config.schedule_key(), TournamentConfig.from_dict(stored.settings.document).schedule_key()
+    then = TournamentConfig.from_dict(stored.settings.document)
+    mine, theirs = config.schedule_key(), then.schedule_key()
+    now_all, then_all = config.to_dict(), then.to_dict()
+    mine.update((key, now_all[key]) for key in FAIR_PLAY_KEYS)
+    theirs.update((key, then_all[key]) for key in FAIR_PLAY_KEYS)
     for key in mine:
         if mine[key] != theirs[key]:
             raise ConfigError(f"{config.output}: holds tournament {stored.name!r} whose {key} differs "

@@ -184,7 +184,10 @@ def test_cluster_mode_gives_the_local_results(tmp_path: Path) -> None:
     assert rows(tmp_path / "dask" / "arena.sqlite", HANDS) == rows(tmp_path / "local" / "arena.sqlite", HANDS)
 
 
-def test_a_changed_bot_is_refused_on_resume_not_merged(tmp_path: Path) -> None:
+def test_a_changed_bot_or_changed_conditions_are_refused_on_resume_not_merged(tmp_path: Path) -> None:
+    """A changed bot is a new entrant; a changed seed another schedule; a changed sandbox, disk
+    allowance or process reuse other conditions for the bots (these once passed silently: a
+    tournament begun in bubblewrap went on in the fallback)."""
     bot = tmp_path / "mybot"
     shutil.copytree(ROOT / "bots/random", bot, ignore=shutil.ignore_patterns("__pycache__"))
     out = tmp_path / "cup"
@@ -194,6 +197,9 @@ def test_a_changed_bot_is_refused_on_resume_not_merged(tmp_path: Path) -> None:
         f.write("\n# a change\n")
     again = arena("run", str(tournament), "--quiet")
     assert again.returncode == 2 and "changed since this tournament started" in again.stderr
+    for flags, key in ((("--sandbox", "fallback"), "sandbox"), (("--fresh",), "fresh")):
+        changed = arena("run", str(tournament), "--quiet", *flags)
+        assert changed.returncode == 2 and f"{key} differs" in changed.stderr, changed.stderr
     other_seed = write_tournament(tmp_path, out, bots=[str(bot), "bench/bots/echo"], pairs=6, seed=99)
     clash = arena("run", str(other_seed), "--quiet")
     assert clash.returncode == 2 and "seed differs" in clash.stderr
