@@ -226,6 +226,9 @@ def _as_store_error(path: Path, exc: sqlite3.Error) -> StoreError:
     if code in _DISK_FULL:
         return DiskFullError(f"{path}: the disk is full or failing ({exc}); what was being written was not "
                              f"stored, earlier results are intact. Free some space, then resume")
+    if isinstance(exc, sqlite3.IntegrityError):
+        return StoreError(f"{path}: the stored results contradict each other ({exc}): the database was changed "
+                          f"outside the arena; 'arena verify {path.parent}' checks it")
     return StoreError(f"{path}: {exc}")
 
 
@@ -384,8 +387,9 @@ class Store:
         """``BEGIN IMMEDIATE`` ... ``COMMIT``, or a savepoint inside an open transaction.
 
         On an exception (or a failed ``COMMIT``) the work is rolled back if SQLite still has a
-        transaction open, and the original error is what propagates. A full disk or an I/O
-        failure becomes DiskFullError / StoreError naming the file.
+        transaction open, and the original error is what propagates. A full disk, an I/O
+        failure or rows that contradict each other (a database changed by hand) become
+        DiskFullError / StoreError naming the file.
         """
         try:
             if self.db.in_transaction:
@@ -399,7 +403,7 @@ class Store:
             except BaseException:
                 self._rollback("ROLLBACK")
                 raise
-        except sqlite3.OperationalError as exc:
+        except sqlite3.DatabaseError as exc:  # a full disk, a damaged file, rows that contradict each other
             raise _as_store_error(self.path, exc) from exc
 
     @contextmanager

@@ -367,7 +367,7 @@ def test_the_original_error_survives_a_transaction_sqlite_already_ended(tmp_path
 
 def test_a_failed_commit_is_rolled_back(tmp_path: Path) -> None:
     with Store(tmp_path / "a.sqlite", create=True) as store:
-        with pytest.raises(sqlite3.IntegrityError), store.transaction() as db:
+        with pytest.raises(StoreError, match="contradict each other"), store.transaction() as db:
             db.execute("PRAGMA defer_foreign_keys = ON")  # the violation shows only at COMMIT
             db.execute("INSERT INTO entrants (tournament_id, entrant, bot_id, label) VALUES (7, 0, 7, 'x')")
         assert not store.db.in_transaction

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import sqlite3
 import subprocess
 from pathlib import Path
 
@@ -120,6 +121,23 @@ def test_a_damaged_database_is_refused_by_every_command_and_never_written(tmp_pa
         assert result.returncode == 2, (command, result.stderr)
         assert "damaged" in _last_line(result.stderr), (command, result.stderr)
         assert db.read_bytes() == data
+
+
+def test_results_that_contradict_each_other_are_refused_in_one_line(tmp_path: Path) -> None:
+    """A pair marked unfinished by hand while its matches stay stored: resuming it would store
+    them again. That was a raw IntegrityError traceback (exit 1); now one line says the stored
+    results contradict each other and names 'arena verify' (exit 2), and nothing is written."""
+    out = tmp_path / "cup"
+    assert arena("run", str(write_tournament(tmp_path, out, pairs=2, extra=PUBLIC)), "--quiet").returncode == 0
+    db = out / "arena.sqlite"
+    with sqlite3.connect(db) as con:
+        con.execute("UPDATE pairs SET finished_at = NULL WHERE pair_index = 5")
+        con.execute("UPDATE tournaments SET finished_at = NULL")
+    before = rows(db, "SELECT count(*) FROM matches")
+    resumed = arena("resume", str(out), "--quiet")
+    assert resumed.returncode == 2 and "Traceback" not in resumed.stderr, resumed.stderr
+    assert "contradict each other" in _last_line(resumed.stderr) and "arena verify" in resumed.stderr
+    assert rows(db, "SELECT count(*) FROM matches") == before
 
 
 def test_a_disk_running_full_stops_the_run_cleanly_and_resume_completes(tmp_path: Path) -> None:
