@@ -36,6 +36,9 @@ class BatchTask(Protocol):
     @property
     def settings(self) -> Any: ...
 
+    @property
+    def alone(self) -> bool: ...
+
 
 WAVES = 4  # a batch holds this many times the pairs in play at once: one tail per WAVES refills
 
@@ -55,8 +58,9 @@ def task_manifests(task: BatchTask) -> tuple[Manifest, Manifest]:
 
 def games_at_once(task: BatchTask) -> int:
     """How many of its games both bots of ``task`` may play at once: the setting caps what they
-    announce; ``fresh`` settings (new processes for every match) play one."""
-    cap: int = 1 if task.settings.fresh else task.settings.max_games
+    announce; ``fresh`` settings (new processes for every match), and a pair to be played alone
+    (its worker died under a batch of several), play one."""
+    cap: int = 1 if task.settings.fresh or task.alone else task.settings.max_games
     return max(1, min(cap, *(manifest.max_games for manifest in task_manifests(task))))
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import ctypes
+import dataclasses
 import logging
 import multiprocessing
 import multiprocessing.connection
@@ -64,6 +65,7 @@ class PairTask:
     settings: MatchSettings
     run_dir: str
     fingerprints: tuple[str, ...] = ()  # the bots' when the tournament started, checked before and after
+    alone: bool = False  # played as a batch of its own, lock-step: its worker died under a batch of several
 
 
 @dataclass(slots=True)
@@ -704,19 +706,31 @@ class PairScheduler:
     def _on_worker_death(self, task: PairTask) -> None:
         """Re-queue every pair in flight; charge only the one the dead worker played; new workers.
 
-        When the dead worker cannot be told apart (no exit codes), nobody is charged, but such
-        re-queues are counted too, so a pair that keeps killing workers unseen still ends.
+        A worker playing a multiplexed batch held several pairs, and which one killed it is not
+        known: they are replayed free, each alone (lock-step), so that a pair that kills its
+        worker again is the only one on it, and charged. When the dead worker cannot be told apart
+        (no exit codes), nobody is charged, but such re-queues are counted too, so a pair that
+        keeps killing workers unseen still ends.
         """
         lost = sorted([task, *self.in_flight.values()], key=lambda t: t.pair_index, reverse=True)
         self.in_flight.clear()
         dead = self._dead_workers()
-        charged = {t.pair_index for t in lost if self.playing is not None and self.playing[t.pair_index] in dead}
-        log.error("a worker died (pid %s); pairs %s were on it, %d other pairs in flight are replayed free",
-                  sorted(dead) or "unknown", sorted(charged) or "none", len(lost) - len(charged))
+        by_worker: dict[int, list[int]] = {}  # a dead worker's pid -> the pairs it held
+        for lost_task in lost:
+            if self.playing is not None and self.playing[lost_task.pair_index] in dead:
+                by_worker.setdefault(self.playing[lost_task.pair_index], []).append(lost_task.pair_index)
+        charged = {pairs[0] for pairs in by_worker.values() if len(pairs) == 1}
+        unsure = {index for pairs in by_worker.values() if len(pairs) > 1 for index in pairs}
+        log.error("a worker died (pid %s); pairs %s were charged (alone on their worker), pairs %s are replayed "
+                  "free, each alone (they shared one), %d other pairs in flight are replayed free",
+                  sorted(dead) or "unknown", sorted(charged) or "none", sorted(unsure) or "none",
+                  len(lost) - len(charged) - len(unsure))
         for lost_task in lost:
             index = lost_task.pair_index
             if not dead or self.playing is None:
                 self.unattributed[index] = self.unattributed.get(index, 0) + 1
+            if index in unsure:
+                lost_task = dataclasses.replace(lost_task, alone=True)
             if index in charged:
                 self._failed(lost_task, "its worker died every time")
             elif self.unattributed.get(index, 0) >= MAX_UNATTRIBUTED:

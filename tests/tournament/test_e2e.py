@@ -272,13 +272,53 @@ def test_a_worker_killed_mid_tournament_fails_only_what_it_held(tmp_path: Path) 
     log = (out / "arena.log").read_text()
     stored = rows(out / "arena.sqlite", "SELECT finished_at IS NOT NULL FROM pairs")
     assert all(done for (done,) in stored)
-    # Only the pairs the killed worker was playing (one batch, if any) used up an attempt; the
-    # other pairs in flight were replayed free.
-    charged = [int(i) for line in re.findall(r"a worker died .*; pairs \[([\d, ]+)\] were on it", log)
+    # Only a pair the killed worker was playing alone used up an attempt; the pairs of a batch it
+    # shared, and the other pairs in flight, were replayed free.
+    charged = [int(i) for line in re.findall(r"a worker died .*; pairs \[([\d, ]+)\] were charged", log)
                for i in line.split(",")]
     attempts = dict(rows(out / "arena.sqlite", "SELECT pair_index, attempts FROM pairs"))
     assert attempts == {i: 2 if i in charged else 1 for i in range(15)}
     assert not processes_mentioning(str(out))
+
+
+def test_three_kills_of_the_workers_of_a_multiplexed_run_void_no_pair(tmp_path: Path) -> None:
+    """Both workers are killed three times, the first while each plays a multiplexed batch of
+    several pairs. Which pair killed a worker is then unknown: those pairs are replayed free,
+    each alone, and a later death charges only the one pair its worker held. Before, each death
+    charged every pair of the batch, so three deaths stored a whole batch void: "nothing lost"
+    broke when an operator or the OOM killer killed workers. Now nothing is void, and the
+    results equal an undisturbed run's."""
+    out, clean = tmp_path / "hurt", tmp_path / "clean"
+    spec = dict(pairs=12, seed=34, extra='deals = "public"')
+    runner = subprocess.Popen([*ARENA, "run", str(write_tournament(tmp_path, out, **spec)), "--quiet"],
+                              cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    killed: set[int] = set()
+    try:
+        def ready_bots() -> int:
+            log = out / "arena.log"
+            return log.read_text(errors="replace").count(" ready (pid ") if log.exists() else 0
+
+        def playing_workers(after: int) -> list[int]:
+            """The two workers, once bots started after the last kill shook hands (so the workers
+            have seated matches on them)."""
+            assert runner.poll() is None, "the runner ended before its workers could be killed three times"
+            found = [k for k in _children(runner.pid) if _cmdline(k) == _cmdline(runner.pid) and k not in killed]
+            return found if len(found) == 2 and ready_bots() >= after else []
+
+        wanted = 8  # the first batches' four processes per worker: each worker has several pairs seated
+        for _ in range(3):
+            for worker in wait_until(lambda after=wanted: playing_workers(after), 60, "two workers playing"):
+                killed.add(worker)
+                os.kill(worker, signal.SIGKILL)
+            wanted = ready_bots() + 2
+        _, stderr = runner.communicate(timeout=300)
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+    assert runner.returncode == 0, stderr
+    assert rows(out / "arena.sqlite", "SELECT count(*) FROM matches WHERE void = 1") == [(0,)]
+    assert arena("run", str(write_tournament(tmp_path, clean, **spec)), "--quiet").returncode == 0
+    assert rows(out / "arena.sqlite", MATCHES) == rows(clean / "arena.sqlite", MATCHES)
 
 
 def test_faulty_bots_in_a_tournament_are_recorded_shown_and_the_tournament_completes(tmp_path: Path) -> None:

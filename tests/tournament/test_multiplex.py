@@ -46,6 +46,7 @@ class Task:
     settings: MatchSettings
     pair_index: int = 0
     fingerprints: tuple[str, ...] = ()
+    alone: bool = False
 
 
 class RecordingPool(SessionPool):
