@@ -200,7 +200,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
     from results.store import DB_NAME, Store
 
     out = Path(args.dir).absolute()
-    with Store(out / DB_NAME, readonly=True) as store:
+    with Store(out / DB_NAME) as store:  # a writer: a store of an older arena is migrated, as its errors say
         config = TournamentConfig.from_dict(store.tournament().settings.document)
     if _say_finished(out):  # nothing changes, and the bots need not be there any more
         return 0

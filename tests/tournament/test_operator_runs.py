@@ -123,6 +123,22 @@ def test_a_damaged_database_is_refused_by_every_command_and_never_written(tmp_pa
         assert db.read_bytes() == data
 
 
+def test_resume_migrates_a_store_an_older_arena_wrote(tmp_path: Path) -> None:
+    """A tournament interrupted under the previous results schema: 'arena resume' refused it,
+    saying that a writer must migrate it first ('arena resume' on its folder). It migrates it,
+    and finishes what a fresh run of the same tournament stores."""
+    out, clean = tmp_path / "cup", tmp_path / "clean"
+    tournament = write_tournament(tmp_path, out, pairs=4, extra=PUBLIC)
+    kill_9_once_stored(["run", str(tournament), "--quiet"], out)
+    with sqlite3.connect(out / "arena.sqlite") as con:  # as schema 4 left it (schema 5 added the column)
+        con.execute("ALTER TABLE entrants DROP COLUMN withdrawn")
+        con.execute("PRAGMA user_version = 4")
+    resumed = arena("resume", str(out), "--quiet")
+    assert resumed.returncode == 0 and "12/12 stored" in resumed.stdout, resumed.stderr
+    assert arena("run", str(write_tournament(tmp_path, clean, pairs=4, extra=PUBLIC)), "--quiet").returncode == 0
+    assert rows(out / "arena.sqlite", MATCHES) == rows(clean / "arena.sqlite", MATCHES)
+
+
 def test_results_that_contradict_each_other_are_refused_in_one_line(tmp_path: Path) -> None:
     """A pair marked unfinished by hand while its matches stay stored: resuming it would store
     them again. That was a raw IntegrityError traceback (exit 1); now one line says the stored
