@@ -4,7 +4,10 @@ Each match is replayed through ``Match(rules, seed)`` with its recorded actions:
 deck and dealer must be the ones the seed and the match flow give, every action legal, every
 stored hand result, the score and the winner the engine's own. The seeds themselves are
 re-derived from the deal source: the public tournament seed, or, given the revealed key, the
-secret key (checked first against the published commitment).
+secret key (checked first against the published commitment). The rows around the hands must
+agree too: each match's entrants are its pair's for its half, a void match carries a harness
+fault, a forfeit goes to the seat opposite one that was charged, and a finished pair has both
+halves stored (an unfinished one none).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from arena.engine.deals import DealMode, Deals, commitment
 from arena.engine.records import HandRecord
 
 from .errors import StoreError
-from .rows import HandRow, MatchRow, hand_record
+from .rows import FaultRow, HandRow, MatchRow, hand_record
 from .store import Store
 
 
@@ -52,24 +55,50 @@ def verify(store: Store, key: bytes | None = None, published: str | None = None)
     tid, rules = tournament.id, tournament.settings.rules
     report = Verification()
     source = _deal_source(store.deals(tid), key, published, report)
-    pair_seeds = {}
-    for stored in store.pairs(tid):
+    pairs = {stored.pair.index: stored for stored in store.pairs(tid)}
+    for stored in pairs.values():
         pair = stored.pair
-        pair_seeds[pair.index] = pair.seed
         if source is not None and pair.seed != source.pair_seed(pair.index):
             report.problems.append(Mismatch(f"pair {pair.index}", None,
                                             "the stored seed is not the one the deal source derives"))
+    faults: dict[int, list[FaultRow]] = {}
+    for fault in store.faults(tid):
+        faults.setdefault(fault.match_row, []).append(fault)
+    halves: dict[int, list[int]] = {}
     for match in store.matches(tid):
         report.matches += 1
-        seed = pair_seeds.get(match.pair_index)
+        halves.setdefault(match.pair_index, []).append(match.half)
+        stored_pair = pairs.get(match.pair_index)
+        seed = stored_pair.pair.seed if stored_pair is not None else None
         if match.seed != seed:
             report.problems.append(Mismatch(match.match_id, None, "the match seed is not its pair's seed"))
+        if stored_pair is not None and match.seats != stored_pair.pair.seats(match.half):
+            report.problems.append(Mismatch(match.match_id, None, f"entrants {match.seats} on the seats, the "
+                                                                  f"pair's half gives {stored_pair.pair.seats(match.half)}"))
+        report.problems.extend(_verdict(match, faults.get(match.id, [])))
         if source is not None:
             seed = source.pair_seed(match.pair_index)
         replay = _Replay(match, rules, match.seed if seed is None else seed)
         report.hands += replay.run(store.hands(match.id))
         report.problems.extend(replay.problems)
+    for index, stored_pair in pairs.items():
+        stored_halves = sorted(halves.get(index, []))
+        if stored_halves != ([0, 1] if stored_pair.finished_at is not None else []):
+            state = "finished" if stored_pair.finished_at is not None else "not finished"
+            report.problems.append(Mismatch(f"pair {index}", None, f"{state}, with halves {stored_halves} stored"))
     return report
+
+
+def _verdict(match: MatchRow, faults: list[FaultRow]) -> list[Mismatch]:
+    """What the match's faults contradict in its verdict: a void without a harness fault, or a
+    forfeit won by the only seat that was charged."""
+    if match.void and not any(fault.kind == "harness" for fault in faults):
+        return [Mismatch(match.match_id, None, "void, without a harness fault")]
+    charged = {fault.seat for fault in faults if fault.seat is not None and fault.kind != "harness"}
+    if match.forfeit and not match.void and match.winner_seat is not None and 1 - match.winner_seat not in charged:
+        return [Mismatch(match.match_id, None, f"a forfeit won by seat {match.winner_seat}, but seat "
+                                               f"{1 - match.winner_seat} was charged no fault")]
+    return []
 
 
 def _deal_source(deals: Deals, key: bytes | None, published: str | None, report: Verification) -> Deals | None:

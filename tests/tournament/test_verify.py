@@ -153,3 +153,21 @@ def test_public_deals_are_rederived_from_the_tournament_seed(tmp_path: Path) -> 
     assert problems(path) == ["pair 2: the stored seed is not the one the deal source derives",
                               "p00002h0: the match seed is not its pair's seed",
                               "p00002h1: the match seed is not its pair's seed"]
+
+
+def test_a_tampered_verdict_seating_or_pair_fails(secret: tuple[Path, bytes]) -> None:
+    """Edits that keep every hand replayable but change who won: entrants swapped on a match's
+    seats, a match made void, a forfeit given to a seat no fault was charged to, a finished
+    pair's half deleted. Each once verified with 0 mismatches while the leaderboard changed."""
+    path, _ = secret
+    tamper(path, "UPDATE matches SET seat0 = seat1, seat1 = seat0 WHERE id = 2")
+    tamper(path, "UPDATE matches SET void = 1, winner_seat = NULL WHERE id = 3")
+    tamper(path, "UPDATE matches SET forfeit = 1 WHERE id = 4")
+    for table in ("hands", "think_times"):
+        tamper(path, f"DELETE FROM {table} WHERE match_row = 6")
+    tamper(path, "DELETE FROM matches WHERE id = 6")
+    found = problems(path)
+    assert any(p.startswith("p00000h1: entrants (0, 1) on the seats, the pair's half gives (1, 0)") for p in found)
+    assert any(p.startswith("p00001h0: void, without a harness fault") for p in found)
+    assert any(p.startswith("p00001h1: a forfeit won by seat") and "was charged no fault" in p for p in found)
+    assert "pair 2: finished, with halves [0] stored" in found, found
