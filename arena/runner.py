@@ -647,26 +647,37 @@ class PairScheduler:
         return False
 
     def _collect(self) -> None:
+        """Store what the pairs in flight finished. When a worker died, the pairs that finished
+        before it did keep their results (they are stored first); the rest are played again."""
         finished, _ = cf.wait(list(self.in_flight), timeout=0.25, return_when=cf.FIRST_COMPLETED)
+        broken: list[PairTask] = []
         for future in finished:
-            task = self.in_flight.pop(future, None)
-            if task is None:  # re-queued when a worker died
-                continue
+            task = self.in_flight.pop(future)
             try:
                 pair = future.result()
             except BrokenProcessPool:
-                self._on_worker_death(task)
-                return
+                broken.append(task)
+                continue
             except Exception as exc:  # a harness failure in the worker: never charged to a bot
                 self._on_pair_error(task, exc)
                 continue
-            if pair.changed:
-                self._store(self.sink.refuse, task, pair.changed)
-            else:
-                self._store(self.sink.record, pair, self.failures.get(task.pair_index, 0) + 1)
-                self._ask_stop_rule()
-                self.bar.update(2)
-                self.bar.set_postfix_str(f"leader {self.sink.leader()}", refresh=False)
+            self._take(task, pair)
+        if broken:
+            for future, task in list(self.in_flight.items()):  # done since the wait, before the pool broke
+                if future.done() and not future.cancelled() and future.exception() is None:
+                    del self.in_flight[future]
+                    self._take(task, future.result())
+            self._on_worker_death(broken)
+
+    def _take(self, task: PairTask, pair: PairOutcome) -> None:
+        """Store a pair a worker played (or refuse it, when a bot changed while it played)."""
+        if pair.changed:
+            self._store(self.sink.refuse, task, pair.changed)
+        else:
+            self._store(self.sink.record, pair, self.failures.get(task.pair_index, 0) + 1)
+            self._ask_stop_rule()
+            self.bar.update(2)
+            self.bar.set_postfix_str(f"leader {self.sink.leader()}", refresh=False)
 
     def _ask_stop_rule(self) -> None:
         report = self.sink.report
@@ -703,7 +714,7 @@ class PairScheduler:
         else:
             self._store(self.sink.record, _void_pair(task, detail), failures)
 
-    def _on_worker_death(self, task: PairTask) -> None:
+    def _on_worker_death(self, broken: list[PairTask]) -> None:
         """Re-queue every pair in flight; charge only the one the dead worker played; new workers.
 
         A worker playing a multiplexed batch held several pairs, and which one killed it is not
@@ -712,7 +723,7 @@ class PairScheduler:
         (no exit codes), nobody is charged, but such re-queues are counted too, so a pair that
         keeps killing workers unseen still ends.
         """
-        lost = sorted([task, *self.in_flight.values()], key=lambda t: t.pair_index, reverse=True)
+        lost = sorted([*broken, *self.in_flight.values()], key=lambda t: t.pair_index, reverse=True)
         self.in_flight.clear()
         dead = self._dead_workers()
         by_worker: dict[int, list[int]] = {}  # a dead worker's pid -> the pairs it held

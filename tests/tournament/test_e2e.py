@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 import json
 import os
 import re
@@ -12,10 +13,13 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from arena import runner
 from arena.commands.run import run_tournament
 from arena.tournament import load_config
 
@@ -317,6 +321,50 @@ def test_three_kills_of_the_workers_of_a_multiplexed_run_void_no_pair(tmp_path: 
             runner.kill()
     assert runner.returncode == 0, stderr
     assert rows(out / "arena.sqlite", "SELECT count(*) FROM matches WHERE void = 1") == [(0,)]
+    assert arena("run", str(write_tournament(tmp_path, clean, **spec)), "--quiet").returncode == 0
+    assert rows(out / "arena.sqlite", MATCHES) == rows(clean / "arena.sqlite", MATCHES)
+
+
+class _BreaksAfterTwo(cf.Executor):
+    """Plays the first two submissions at once, in this process; every later one fails as the
+    futures of a pool whose worker died do. ``played`` counts each pair's plays, over all such
+    executors."""
+
+    played: Counter[int] = Counter()
+
+    def __init__(self) -> None:
+        self.given = 0
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> cf.Future[Any]:
+        future: cf.Future[Any] = cf.Future()
+        self.given += 1
+        if self.given > 2:
+            future.set_exception(BrokenProcessPool("a worker died"))
+            return future
+        for task in args[0] if isinstance(args[0], list) else [args[0]]:
+            self.played[task.pair_index] += 1
+        future.set_result(fn(*args, **kwargs))
+        return future
+
+
+def test_pairs_finished_before_a_worker_died_keep_their_results(tmp_path: Path) -> None:
+    """A worker dies while the pool holds pairs another worker finished: those are stored, not
+    played again. Before, the first dead worker's future seen sent every pair in flight back to
+    the queue, finished ones included, so a bot with any randomness of its own could get a
+    second, different result. Every pair is played once, and the results equal a normal run's."""
+    out, clean = tmp_path / "hurt", tmp_path / "clean"
+    spec = dict(bots=["bots/random", "bench/bots/echo"], pairs=6, extra='deals = "public"\nmax_games = 1')
+    config = load_config(write_tournament(tmp_path, out, **spec))
+    _BreaksAfterTwo.played.clear()
+    try:
+        report = run_tournament(config, progress=False, executor_factory=_BreaksAfterTwo)
+    finally:  # the bots of the pairs played in this process
+        pool = getattr(runner._local, "pool", None)
+        if pool is not None:
+            pool.close()
+        runner._local.pool = None
+    assert report.finished and report.pairs_played == 6
+    assert _BreaksAfterTwo.played == {i: 1 for i in range(6)}
     assert arena("run", str(write_tournament(tmp_path, clean, **spec)), "--quiet").returncode == 0
     assert rows(out / "arena.sqlite", MATCHES) == rows(clean / "arena.sqlite", MATCHES)
 
