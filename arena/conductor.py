@@ -158,10 +158,13 @@ class _Conductor:
         read, never owe nothing again, and think on its opponents' time in every later match."""
         for key, pending in list(self.pending.items()):
             session = pending.game.sessions[pending.seat]
-            self._settle(session, key)
-            if pending.sent_at is not None:  # it was thawed for it
-                session.end_request(self.round)
-            session.freeze_if_idle()
+            try:
+                self._settle(session, key)
+                if pending.sent_at is not None:  # it was thawed for it
+                    session.end_request(self.round)
+                session.freeze_if_idle()
+            except Exception:  # never hide the failure that ended the loop behind one of its own
+                log.exception("could not settle request %s of %s", key[1], session.name)
 
     def _play(self) -> None:
         self._admit()

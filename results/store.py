@@ -227,8 +227,10 @@ def _as_store_error(path: Path, exc: sqlite3.Error) -> StoreError:
         return DiskFullError(f"{path}: the disk is full or failing ({exc}); what was being written was not "
                              f"stored, earlier results are intact. Free some space, then resume")
     if isinstance(exc, sqlite3.IntegrityError):
+        log.info("%s: a write contradicts the stored results", path, exc_info=exc)  # arena.log only: for a bug of ours
         return StoreError(f"{path}: the stored results contradict each other ({exc}): the database was changed "
-                          f"outside the arena; 'arena verify {path.parent}' checks it")
+                          f"outside the arena, or this is a bug of the arena's (arena.log has the traceback); "
+                          f"'arena verify {path.parent}' checks it")
     return StoreError(f"{path}: {exc}")
 
 
@@ -403,7 +405,7 @@ class Store:
             except BaseException:
                 self._rollback("ROLLBACK")
                 raise
-        except sqlite3.DatabaseError as exc:  # a full disk, a damaged file, rows that contradict each other
+        except (sqlite3.OperationalError, sqlite3.IntegrityError) as exc:  # the disk, the file, contradicting rows
             raise _as_store_error(self.path, exc) from exc
 
     @contextmanager
