@@ -24,7 +24,7 @@ def serve(folder: Path, *, host: str, port: int, workers: int | None, cluster: s
     db = ServerDB(folder)  # checks the folder
     try:
         if not demo:
-            refuse_unsandboxed(db.config().sandbox)
+            refuse_unsandboxed(db.config().sandbox, cluster=cluster is not None)
     finally:
         db.close()
     from arena.runner import cluster_executor
@@ -57,12 +57,17 @@ def serve(folder: Path, *, host: str, port: int, workers: int | None, cluster: s
             service.join(timeout=10)
 
 
-def refuse_unsandboxed(sandbox: str) -> None:
-    """ServerError if the competition's bots would run without a sandbox that its organiser did not
+def refuse_unsandboxed(sandbox: str, *, cluster: bool = False) -> None:
+    """ServerError if the competition's bots could run without a sandbox that its organiser did not
     choose: ``auto`` where bubblewrap cannot run would play strangers' uploads as this server's
-    user, seeing the whole machine. ``fallback``, chosen at ``init``, is the organiser's say-so."""
+    user, seeing the whole machine, and on a cluster each worker machine resolves ``auto`` for
+    itself, unseen from here. ``fallback``, chosen at ``init``, is the organiser's say-so."""
     if sandbox != "auto":
         return
+    if cluster:
+        raise ServerError("with --cluster, every worker machine would resolve the sandbox 'auto' for itself, and one "
+                          "without bubblewrap would play the participants' bots WITHOUT a sandbox; make the data "
+                          "folder with 'arena server init DIR --sandbox bwrap' (or 'fallback' for trusted bots only)")
     from arena.botproc import bwrap_status
 
     path, reason = bwrap_status()

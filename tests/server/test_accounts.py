@@ -61,8 +61,9 @@ def test_bad_set_up_commands_say_why_in_one_line(folder_with_alice: Server, args
 
 def test_a_server_whose_bots_would_run_unsandboxed_refuses_to_start(tmp_path: Path) -> None:
     """A data folder with the default sandbox ('auto'), served where bubblewrap cannot run (here:
-    not on the path): 'arena server run' refuses in one line, since strangers' uploads would run
-    as the server's user. Before, it served them with a warning in its log."""
+    not on the path), or on a cluster, whose worker machines would each resolve it for
+    themselves: 'arena server run' refuses in one line, since strangers' uploads could run as
+    the server's user. Before, it served them with a warning in its log."""
     folder = tmp_path / "data"
     arena("server", "init", str(folder))
     without_bwrap = dict(os.environ, PATH=str(Path(sys.executable).parent))
@@ -71,6 +72,9 @@ def test_a_server_whose_bots_would_run_unsandboxed_refuses_to_start(tmp_path: Pa
     assert done.returncode == 2, done.stderr
     assert "WITHOUT a sandbox" in done.stderr and "apt-get install bubblewrap" in done.stderr
     assert "--sandbox fallback" in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    # On a cluster every worker machine would resolve 'auto' for itself: refused wherever the server runs.
+    clustered = arena("server", "run", str(folder), "--cluster", "tcp://127.0.0.1:1", check=False)
+    assert clustered.returncode == 2 and "--sandbox bwrap" in clustered.stderr, clustered.stderr
 
 
 OTHER_HOST = "127.0.0.2"  # a client address of its own (all of 127/8 is this machine), not the proxy's

@@ -6,6 +6,8 @@ from collections.abc import Callable
 
 import pytest
 
+from arena.botproc import bwrap_status
+
 from .archives import bot_targz
 from .conftest import FAST, Server
 from .helpers import board, ladder_rows, upload, verdict, wait_for
@@ -15,7 +17,8 @@ pytestmark = pytest.mark.integration
 
 def test_the_ladder_plays_on_a_dask_cluster(make_server: Callable[..., Server]) -> None:
     distributed = pytest.importorskip("distributed", reason="pip install 'dask[distributed]' (the test extra has it)")
-    server = make_server(*FAST)
+    sandbox = "bwrap" if bwrap_status()[0] is not None else "fallback"  # 'auto' is refused with --cluster
+    server = make_server(*FAST, "--sandbox", sandbox)
     server.add_user("alice")
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
         server.start("--workers", "1", "--cluster", cluster.scheduler_address)
