@@ -34,6 +34,7 @@ from typing import Any, ParamSpec, TypeVar
 from arena.botproc import Limits, Manifest, ManifestError, cgroups, fingerprint, load_manifest, resolve_mode
 from arena.botproc.cores import pin_to_slot, take_slot
 from arena.botproc.fingerprint import runtime_changes, runtime_files
+from arena.botproc.logsink import reserve_for_results
 from arena.engine.deals import DealMode, Deals
 from arena.engine.records import ChangedBot, EntrantRecord, Fault, FaultKind, MatchOutcome, Pair, PairOutcome, match_id
 from arena.logsetup import renew_forwarding
@@ -583,6 +584,7 @@ class PairScheduler:
         self.workers: set[int] = set()
         self.discard = False
         self._stops_seen = 0
+        self._reserved = -1  # the results' need last told to the bots' log streams
 
     @property
     def stopping(self) -> bool:
@@ -638,6 +640,9 @@ class PairScheduler:
         out, report = self.config.output, self.sink.report
         needed = space_needed(self.sink.results.bytes_on_disk(), report.pairs_done_before + report.pairs_played,
                               pairs_in_flight(self.config.concurrency, self.todo))
+        if needed != self._reserved:  # the bots' logs on this disk leave it free
+            reserve_for_results(out / BOT_LOGS, needed)
+            self._reserved = needed
         free = free_space(out)
         if free >= needed:
             return True

@@ -9,9 +9,10 @@ match stands (a void would let a bot that fills the volume cancel the match it i
 (``LogStream.cut``: the bot's next writes fail) makes the match a ``harness`` fault.
 
 Logs that share the output folder's file system (no volume of their own mounted on the log
-folder) also leave ``KEEP_FREE_BYTES`` free there: below it a stream drops the rest of its log
-as it does on ENOSPC. The runner keeps less than that free for the results, so no bot can stop
-a tournament by filling the disk under its database (``bots/hostile/voidloss`` writes its 32 MiB
+folder) also leave free there what the runner needs for the results (``reserve_for_results``:
+it writes its need before each pair) and ``HEADROOM_BYTES`` more, ``KEEP_FREE_BYTES`` at least:
+below it a stream drops the rest of its log as it does on ENOSPC. So no bot can stop a
+tournament by filling the disk under its database (``bots/hostile/voidloss`` writes its 32 MiB
 allowance whenever it falls behind).
 
 Logs are capped per bot per tournament, across all its launches and worker processes: a
@@ -36,7 +37,9 @@ from pathlib import Path
 log = logging.getLogger(__name__)
 
 LEDGER_FOLDER = ".logs"
-KEEP_FREE_BYTES = 64 << 20  # free space bot logs leave on the output folder's file system
+KEEP_FREE_BYTES = 64 << 20  # free space bot logs leave on the output folder's file system, at least
+HEADROOM_BYTES = 16 << 20  # and beyond what the runner last said the results need
+RESERVE_FILE = "results-reserve.bytes"  # in the ledger folder: the runner's need, in bytes
 SLICE_BYTES = 64 << 10
 _READ_BYTES = 64 << 10
 _WIDTH = 20  # the ledger's number is written at a fixed width: an update never grows the file
@@ -49,9 +52,18 @@ class LogBudget:
     def __init__(self, run_dir: Path, bot: str, cap_bytes: int) -> None:
         self.cap = cap_bytes
         self.path = Path(run_dir) / LEDGER_FOLDER / f"{_SLUG.sub('_', bot)[:60] or 'bot'}.bytes"
-        # the free space the logs leave: KEEP_FREE_BYTES on the folder above's file system (the
-        # output folder's), none on a volume of their own
-        self.keep_free = KEEP_FREE_BYTES if _same_file_system(Path(run_dir), Path(run_dir).parent) else 0
+        self.shares_results_disk = _same_file_system(Path(run_dir), Path(run_dir).parent)  # the output folder's
+
+    def keep_free(self) -> int:
+        """The free space the bot's logs leave: on the output folder's disk, the runner's need for
+        the results plus HEADROOM_BYTES, KEEP_FREE_BYTES at least; none on a volume of their own."""
+        if not self.shares_results_disk:
+            return 0
+        try:
+            need = int((self.path.parent / RESERVE_FILE).read_bytes().strip() or 0)
+        except (OSError, ValueError):
+            need = 0
+        return max(KEEP_FREE_BYTES, need + HEADROOM_BYTES)
 
     def _update(self, change: int) -> int:
         """Add ``change`` (clamped to the cap) to the ledger; the change actually made."""
@@ -124,11 +136,11 @@ class LogStream:
                 self._fail(exc)
         kept = data[: self._allowance]
         self._allowance -= len(kept)
-        if kept and self.error is None and self.budget.keep_free:
-            free = _free_bytes(self._file)
-            if free - len(kept) < self.budget.keep_free:
+        if kept and self.error is None and self.budget.shares_results_disk:
+            free, keep = _free_bytes(self._file), self.budget.keep_free()
+            if free - len(kept) < keep:
                 self._drop(f"bot log {self.path} dropped at {free / (1 << 20):.0f} MiB free: it shares the output "
-                           f"folder's disk, where bot logs leave {self.budget.keep_free >> 20} MiB for the results")
+                           f"folder's disk, where bot logs leave {keep >> 20} MiB for the results")
         if self.error is None:
             try:
                 rest = kept
@@ -242,6 +254,22 @@ def _sink() -> _Sink:
         if _the_sink is None:
             _the_sink = _Sink()
         return _the_sink
+
+
+def reserve_for_results(run_dir: Path, need: int) -> None:
+    """Tell the bots' log streams under ``run_dir`` that the results need ``need`` bytes free on
+    the output folder's disk (the runner, before each pair). A disk that cannot take the note
+    (full) leaves the streams at ``KEEP_FREE_BYTES``; the run goes on."""
+    folder = Path(run_dir) / LEDGER_FOLDER
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(folder / RESERVE_FILE, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            os.pwrite(fd, str(need).rjust(_WIDTH).encode(), 0)  # fixed width: a reader never sees half a number
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        log.info("cannot note the results' need in %s: %s", folder, exc)
 
 
 def _same_file_system(a: Path, b: Path) -> bool:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from arena.botproc import logsink
 from tests.tmpfs import mounted_tmpfs
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -121,6 +122,21 @@ def test_a_bot_cannot_stop_a_run_by_filling_the_disk_under_its_database(tmp_path
     free on that disk: here every log is dropped, and all 6 pairs are played and stored."""
     with mounted_tmpfs(tmp_path / "disk", "40m") as disk:
         run = run_voidloss(tmp_path, disk / "out", pairs=6)
+        told = int((disk / "out" / "bots" / logsink.LEDGER_FOLDER / logsink.RESERVE_FILE).read_text())
+    assert told >= 16 << 20  # the runner told the log streams what the results need (16 MiB and the pairs')
     assert "dropped at" in run.arena_log and "leave 64 MiB for the results" in run.arena_log
     assert len(run.rows) == 12 and not any(v for *_, v in run.rows), run.rows
     assert run.lost >= 1 and run.faults == [] and run.attempts == 6
+
+
+def test_bot_logs_leave_what_the_runner_says_the_results_need(tmp_path: Path) -> None:
+    """On the output folder's disk the logs leave 64 MiB free, or more once the runner says the
+    results need more (many pairs in flight on many cores): its need and 16 MiB."""
+    run_dir = tmp_path / "out" / "bots"
+    run_dir.mkdir(parents=True)
+    budget = logsink.LogBudget(run_dir, "bot-1", 1 << 20)
+    assert budget.shares_results_disk and budget.keep_free() == 64 << 20
+    logsink.reserve_for_results(run_dir, 100 << 20)
+    assert budget.keep_free() == 116 << 20
+    logsink.reserve_for_results(run_dir, 1 << 20)
+    assert budget.keep_free() == 64 << 20
