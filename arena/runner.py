@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
-from arena.botproc import Limits, Manifest, ManifestError, cgroups, fingerprint, load_manifest, resolve_mode
+from arena.botproc import (Limits, Manifest, ManifestError, SandboxMode, cgroups, fingerprint, load_manifest,
+                           resolve_mode)
 from arena.botproc.cores import pin_to_slot, take_slot
 from arena.botproc.fingerprint import runtime_changes, runtime_files
 from arena.botproc.logsink import reserve_for_results
@@ -429,6 +430,7 @@ def open_tournament(config: TournamentConfig, entrants: Entrants,
     """Create ``config``'s tournament in ``results``, or check that the one there is it; with its schedule."""
     n = len(entrants.labels)
     stored = results.stored()
+    config = _sandbox_resolved(config)
     if stored is None:
         deals = Deals.secret(new_key()) if config.deals is DealMode.SECRET else Deals.public(config.seed)
         pairs = schedule(n, config.format, config.pairs_per_pairing, deals)
@@ -448,12 +450,24 @@ def open_tournament(config: TournamentConfig, entrants: Entrants,
 FAIR_PLAY_KEYS = ("sandbox", "disk_mb", "fresh")  # the bots' conditions: the same for every pair of a tournament
 
 
+def _sandbox_resolved(config: TournamentConfig) -> TournamentConfig:
+    """``config`` with the sandbox ``auto`` resolved on this machine (a local run): a tournament
+    stores the sandbox its bots really had, and a continuation is compared with that (``auto``
+    twice, bubblewrap once and the fallback later, would compare equal). A cluster's workers
+    resolve it themselves."""
+    if config.cluster is None and config.sandbox is SandboxMode.AUTO:
+        return config.with_overrides(sandbox=resolve_mode(config.sandbox))
+    return config
+
+
 def _check_resume(stored: StoredTournament, config: TournamentConfig, prints: tuple[str, ...]) -> None:
     then = TournamentConfig.from_dict(stored.settings.document)
     mine, theirs = config.schedule_key(), then.schedule_key()
     now_all, then_all = config.to_dict(), then.to_dict()
     mine.update((key, now_all[key]) for key in FAIR_PLAY_KEYS)
     theirs.update((key, then_all[key]) for key in FAIR_PLAY_KEYS)
+    if theirs["sandbox"] == "auto":  # stored unresolved, by an older arena: what it became is not known
+        theirs["sandbox"] = mine["sandbox"]
     for key in mine:
         if mine[key] != theirs[key]:
             raise ConfigError(f"{config.output}: holds tournament {stored.name!r} whose {key} differs "

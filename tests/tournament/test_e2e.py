@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from arena import runner
+from arena.botproc import bwrap_status
 from arena.commands.run import run_tournament
 from arena.tournament import load_config
 
@@ -201,7 +202,10 @@ def test_a_changed_bot_or_changed_conditions_are_refused_on_resume_not_merged(tm
         f.write("\n# a change\n")
     again = arena("run", str(tournament), "--quiet")
     assert again.returncode == 2 and "changed since this tournament started" in again.stderr
-    for flags, key in ((("--sandbox", "fallback"), "sandbox"), (("--fresh",), "fresh")):
+    played_in = json.loads(rows(out / "arena.sqlite", "SELECT config_json FROM tournaments")[0][0])["sandbox"]
+    assert played_in == ("bwrap" if bwrap_status()[0] is not None else "fallback")  # 'auto' as it resolved here
+    other = "fallback" if played_in == "bwrap" else "bwrap"
+    for flags, key in ((("--sandbox", other), "sandbox"), (("--fresh",), "fresh")):
         changed = arena("run", str(tournament), "--quiet", *flags)
         assert changed.returncode == 2 and f"{key} differs" in changed.stderr, changed.stderr
     other_seed = write_tournament(tmp_path, out, bots=[str(bot), "bench/bots/echo"], pairs=6, seed=99)
