@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import concurrent.futures as cf
+import functools
 import json
 import os
 import re
@@ -13,6 +14,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
@@ -289,6 +291,11 @@ def test_a_worker_killed_mid_tournament_fails_only_what_it_held(tmp_path: Path) 
     assert not processes_mentioning(str(out))
 
 
+def greeted_since(before: int, ready: Counter[str]) -> bool:
+    """New workers greeted bots since ``before`` were: they have a pair seated."""
+    return sum(ready.values()) >= before + 2
+
+
 def test_three_kills_of_the_workers_of_a_multiplexed_run_void_no_pair(tmp_path: Path) -> None:
     """Both workers are killed three times, the first while each plays a multiplexed batch of
     several pairs. Which pair killed a worker is then unknown: those pairs are replayed free,
@@ -302,23 +309,28 @@ def test_three_kills_of_the_workers_of_a_multiplexed_run_void_no_pair(tmp_path: 
                               cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     killed: set[int] = set()
     try:
-        def ready_bots() -> int:
+        def ready_bots() -> Counter[str]:
+            """Bots greeted so far, by the worker process (its log name) that started them."""
             log = out / "arena.log"
-            return log.read_text(errors="replace").count(" ready (pid ") if log.exists() else 0
+            lines = log.read_text(errors="replace").splitlines() if log.exists() else []
+            return Counter(line.split()[3] for line in lines if " ready (pid " in line)
 
-        def playing_workers(after: int) -> list[int]:
-            """The two workers, once bots started after the last kill shook hands (so the workers
-            have seated matches on them)."""
+        def playing_workers(enough: Callable[[Counter[str]], bool]) -> list[int]:
+            """The two workers, once ``enough`` of their bots shook hands (so they have matches seated)."""
             assert runner.poll() is None, "the runner ended before its workers could be killed three times"
             found = [k for k in _children(runner.pid) if _cmdline(k) == _cmdline(runner.pid) and k not in killed]
-            return found if len(found) == 2 and ready_bots() >= after else []
+            return found if len(found) == 2 and enough(ready_bots()) else []
 
-        wanted = 8  # the first batches' four processes per worker: each worker has several pairs seated
+        def each_greeted_a_batch(ready: Counter[str]) -> bool:
+            """Two workers greeted their batch's four processes: each has several pairs seated."""
+            return sum(n >= 4 for n in ready.values()) >= 2
+
+        enough: Callable[[Counter[str]], bool] = each_greeted_a_batch
         for _ in range(3):
-            for worker in wait_until(lambda after=wanted: playing_workers(after), 60, "two workers playing"):
+            for worker in wait_until(lambda: playing_workers(enough), 60, "two workers playing"):
                 killed.add(worker)
                 os.kill(worker, signal.SIGKILL)
-            wanted = ready_bots() + 2
+            enough = functools.partial(greeted_since, sum(ready_bots().values()))
         _, stderr = runner.communicate(timeout=300)
     finally:
         if runner.poll() is None:
