@@ -24,6 +24,7 @@ import os
 import posixpath
 import shutil
 import stat
+import struct
 import tarfile
 import zipfile
 import zlib
@@ -320,7 +321,29 @@ def _members(tar: tarfile.TarFile) -> Iterator[tarfile.TarInfo]:
         yield member
 
 
+_END_OF_DIRECTORY = struct.Struct("<4s4H2LH")  # a zip's last record: where its central directory is
+_DIRECTORY_ENTRY = b"PK\x01\x02"  # the signature of each entry of that directory
+
+
+def _zip_entries(data: IO[bytes], size: int) -> int:
+    """How many entries the zip's central directory holds, counted in its bytes (not read from
+    its end record, which may lie) before ``zipfile`` makes an object of each."""
+    tail_size = min(size, _END_OF_DIRECTORY.size + 0xFFFF)  # the record, and a comment of at most 64 KiB
+    data.seek(size - tail_size)
+    tail = data.read(tail_size)
+    at = tail.rfind(b"PK\x05\x06")
+    if at < 0 or at + _END_OF_DIRECTORY.size > len(tail):
+        raise ArchiveError("the .zip archive is damaged (no end of central directory)")
+    *_, directory_size, directory_at, _comment = _END_OF_DIRECTORY.unpack_from(tail, at)
+    data.seek(min(directory_at, size))
+    entries = data.read(min(directory_size, size)).count(_DIRECTORY_ENTRY)
+    data.seek(0)
+    return entries
+
+
 def _unzip(data: IO[bytes], size: int, writer: _Writer) -> None:
+    if _zip_entries(data, size) > writer.limits.files:  # before zipfile reads the whole directory
+        raise _too_many(writer.limits)
     try:
         with zipfile.ZipFile(data) as archive:
             infos = archive.infolist()

@@ -9,6 +9,7 @@ import shutil
 import stat
 import tarfile
 import tracemalloc
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -186,6 +187,19 @@ def test_a_pax_header_bomb_is_refused_in_bounded_memory(tmp_path: Path) -> None:
     assert "a tar metadata header of 67108864 bytes" in reason
     assert peak < 8 << 20
     assert not (tmp_path / "out").exists()
+
+
+def test_a_zip_of_many_empty_entries_is_refused_before_its_directory_is_read(tmp_path: Path) -> None:
+    """A 5 MB zip of 60,000 empty entries: zipfile made an object of each before the file-count
+    check (a 32 MiB peak per upload). The entries are now counted in the directory's bytes first."""
+    raw = io.BytesIO()
+    with zipfile.ZipFile(raw, "w") as archive:
+        for i in range(60_000):
+            archive.writestr(f"{i}", b"")
+    limits = ArchiveLimits(archive_bytes=8 << 20, unpacked_bytes=1 << 20, files=500, max_ratio=100)
+    reason, peak = refusal_and_peak(raw.getvalue(), tmp_path, limits)
+    print(f"zip of 60,000 entries, {len(raw.getvalue())} bytes: peak heap growth {peak / 2**20:.1f} MiB")
+    assert reason.startswith("too many files") and peak < 8 << 20
 
 
 def test_metadata_headers_count_against_the_unpacked_quota(tmp_path: Path) -> None:
