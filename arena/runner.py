@@ -462,13 +462,10 @@ def _sandbox_resolved(config: TournamentConfig) -> TournamentConfig:
 
 def _check_resume(stored: StoredTournament, config: TournamentConfig, prints: tuple[str, ...]) -> None:
     then = TournamentConfig.from_dict(stored.settings.document)
-    mine, theirs = config.schedule_key(), then.schedule_key()
-    now_all, then_all = config.to_dict(), then.to_dict()
-    mine.update((key, now_all[key]) for key in FAIR_PLAY_KEYS)
-    theirs.update((key, then_all[key]) for key in FAIR_PLAY_KEYS)
+    mine, theirs = config.to_dict(), then.to_dict()
     if theirs["sandbox"] == "auto":  # stored unresolved, by an older arena: what it became is not known
         theirs["sandbox"] = mine["sandbox"]
-    for key in mine:
+    for key in (*then.schedule_key(), *FAIR_PLAY_KEYS):
         if mine[key] != theirs[key]:
             raise ConfigError(f"{config.output}: holds tournament {stored.name!r} whose {key} differs "
                               f"({theirs[key]!r} there, {mine[key]!r} now); use a new output folder or "

@@ -30,6 +30,7 @@ from arena.server.auth import (
 )
 from arena.server.db import OwnershipError, QuotaError, ServerDB, Submission, User, now, quota_reason
 from arena.server.setup import check_name
+from arena.server.validator import remove_tree
 from arena.server.web import page
 
 SUBMISSIONS = "submissions"
@@ -50,11 +51,7 @@ def clear_incoming(folder: Path) -> None:
         log.exception("cannot list %s; leaving it as it is", Path(folder) / INCOMING)
         return
     for leftover in leftovers:
-        try:
-            shutil.rmtree(leftover, ignore_errors=True)
-        except Exception as exc:
-            log.warning("cannot remove the leftover upload %s (%s: %s); remove it by hand",
-                        leftover, type(exc).__name__, exc)
+        remove_tree(leftover)
 
 
 def submission_json(sub: Submission) -> dict[str, Any]:

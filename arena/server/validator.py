@@ -35,8 +35,9 @@ def remove_tree(path: Path) -> None:
     is logged and left, never raised."""
     try:
         shutil.rmtree(path, ignore_errors=True)
-    except Exception:  # RecursionError is not one of the errors ignore_errors ignores
-        log.warning("could not remove %s: it is left on disk", path, exc_info=True)
+    except Exception as exc:  # RecursionError is not one of the errors ignore_errors ignores
+        log.warning("could not remove %s (%s: %s): it is left on disk", path, type(exc).__name__, exc,
+                    exc_info=True)
         return
     if os.path.lexists(path):
         log.warning("could not remove %s: some of it is left on disk", path)
